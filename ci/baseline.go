@@ -1,0 +1,360 @@
+package ci
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/seedfall/seedfall/engine"
+)
+
+// BaselineVersion is the format version this package reads and writes.
+const BaselineVersion = 1
+
+// Entry statuses in a baseline.
+const (
+	StatusFailing = "failing"
+	StatusFixed   = "fixed"
+)
+
+// Baseline is what earlier runs learned: the known failure signatures with their seeds,
+// shrunk plans and first/last seen commits, and durability-mutation results. It is
+// written as JSON with sorted keys (encoding/json sorts map keys), so the same baseline
+// always has the same bytes.
+type Baseline struct {
+	Version    int               `json:"version"`
+	Signatures map[string]*Entry `json:"signatures"`
+	Mutation   *Mutation         `json:"mutation,omitempty"`
+}
+
+// Entry is one known signature.
+type Entry struct {
+	Kind      string         `json:"kind,omitempty"`
+	Reason    string         `json:"reason"`
+	Seeds     []uint64       `json:"seeds"`
+	Shrunk    []engine.Fault `json:"shrunk,omitempty"`
+	FirstSeen string         `json:"first_seen"`
+	LastSeen  string         `json:"last_seen"`
+	Status    string         `json:"status"` // StatusFailing or StatusFixed
+	FixedIn   string         `json:"fixed_in,omitempty"`
+	// FirstRun, LastRun and FixedRun are the GITHUB_RUN_IDs of the runs that first saw,
+	// last saw and fixed the signature. Run ids grow, so they order concurrent writers
+	// when MergeBaselines reconciles them (commit SHAs have no order).
+	FirstRun int64 `json:"first_run,omitempty"`
+	LastRun  int64 `json:"last_run,omitempty"`
+	FixedRun int64 `json:"fixed_run,omitempty"`
+}
+
+// Mutation is the latest durability-mutation result.
+type Mutation struct {
+	Score   string   `json:"score"` // killed/total, e.g. "7/7"
+	Mutants []Mutant `json:"mutants"`
+	Run     int64    `json:"run,omitempty"`
+}
+
+// Mutant is one mutation operator applied to one site.
+type Mutant struct {
+	Name   string `json:"name"`
+	Site   string `json:"site,omitempty"`
+	Killed bool   `json:"killed"`
+	Seed   uint64 `json:"seed,omitempty"`
+}
+
+// NewBaseline returns an empty baseline.
+func NewBaseline() *Baseline {
+	return &Baseline{Version: BaselineVersion, Signatures: map[string]*Entry{}}
+}
+
+// CorruptError says a stored baseline could not be read. The run treats the baseline as
+// empty and still reports.
+type CorruptError struct {
+	Name string // the file or branch:path
+	Err  error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("baseline %s is unreadable: %v; treating it as empty (the next write replaces it)", e.Name, e.Err)
+}
+
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// ParseBaseline decodes a baseline. An empty input is an empty baseline.
+func ParseBaseline(name string, data []byte) (*Baseline, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return NewBaseline(), nil
+	}
+	var b Baseline
+	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, &CorruptError{Name: name, Err: fmt.Errorf("invalid JSON: %w", err)}
+	}
+	if b.Version != BaselineVersion {
+		return nil, &CorruptError{Name: name, Err: fmt.Errorf("field version: %d is not a version this seedfall reads (want %d)", b.Version, BaselineVersion)}
+	}
+	if b.Signatures == nil {
+		b.Signatures = map[string]*Entry{}
+	}
+	for sig, e := range b.Signatures {
+		if e == nil {
+			return nil, &CorruptError{Name: name, Err: fmt.Errorf("field signatures.%s: null", sig)}
+		}
+	}
+	return &b, nil
+}
+
+// Marshal encodes the baseline: indented JSON, sorted keys, seeds sorted, a final newline.
+func (b *Baseline) Marshal() ([]byte, error) {
+	for _, e := range b.Signatures {
+		sortSeeds(e.Seeds)
+	}
+	data, err := json.MarshalIndent(b, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
+}
+
+// Clone returns a deep copy.
+func (b *Baseline) Clone() *Baseline {
+	data, err := json.Marshal(b)
+	if err != nil {
+		panic(fmt.Sprintf("ci: baseline does not marshal: %v", err))
+	}
+	c := NewBaseline()
+	if err := json.Unmarshal(data, c); err != nil {
+		panic(fmt.Sprintf("ci: baseline does not round-trip: %v", err))
+	}
+	if c.Signatures == nil {
+		c.Signatures = map[string]*Entry{}
+	}
+	return c
+}
+
+// MergeBaselines reconciles a baseline read back after a write conflict (theirs) with
+// the one this run wanted to write (mine): the union of signatures; for a signature in
+// both, the union of seeds, the earliest first sighting, the latest last sighting, and
+// the reason and shrunk plan of the latest sighting. A signature is fixed only if its
+// latest fix comes after its latest sighting; a fix and a sighting in the same run (two
+// shards of one deep sweep) leave it failing. The mutation result of the later run wins.
+func MergeBaselines(theirs, mine *Baseline) *Baseline {
+	out := theirs.Clone()
+	m := mine.Clone()
+	for sig, e := range m.Signatures {
+		t, ok := out.Signatures[sig]
+		if !ok {
+			out.Signatures[sig] = e
+			continue
+		}
+		out.Signatures[sig] = mergeEntry(t, e)
+	}
+	if m.Mutation != nil && (out.Mutation == nil || m.Mutation.Run >= out.Mutation.Run) {
+		out.Mutation = m.Mutation
+	}
+	return out
+}
+
+func mergeEntry(t, m *Entry) *Entry {
+	r := *m
+	r.Seeds = unionSeeds(t.Seeds, m.Seeds)
+	if earlier(t.FirstRun, m.FirstRun) {
+		r.FirstSeen, r.FirstRun = t.FirstSeen, t.FirstRun
+	}
+	if t.LastRun > m.LastRun {
+		r.LastSeen, r.LastRun, r.Reason, r.Kind = t.LastSeen, t.LastRun, t.Reason, t.Kind
+		if len(t.Shrunk) > 0 {
+			r.Shrunk = t.Shrunk
+		}
+	}
+	if len(r.Shrunk) == 0 {
+		r.Shrunk = t.Shrunk
+	}
+	if t.FixedRun > m.FixedRun {
+		r.FixedIn, r.FixedRun = t.FixedIn, t.FixedRun
+	}
+	switch {
+	case r.FixedRun > r.LastRun:
+		r.Status = StatusFixed
+	case r.FixedRun < r.LastRun || r.LastRun != 0:
+		r.Status = StatusFailing
+	default: // no run ids (local runs): mine decides
+		r.Status = m.Status
+	}
+	if r.Status == StatusFailing {
+		r.FixedIn, r.FixedRun = "", 0
+	}
+	return &r
+}
+
+// earlier reports whether run a came before run b; 0 is an unknown run, after all others.
+func earlier(a, b int64) bool {
+	if a == 0 {
+		return false
+	}
+	return b == 0 || a < b
+}
+
+func sortSeeds(s []uint64) { sort.Slice(s, func(i, j int) bool { return s[i] < s[j] }) }
+
+func unionSeeds(a, b []uint64) []uint64 {
+	set := map[uint64]bool{}
+	for _, s := range a {
+		set[s] = true
+	}
+	for _, s := range b {
+		set[s] = true
+	}
+	out := make([]uint64, 0, len(set))
+	for s := range set {
+		out = append(out, s)
+	}
+	sortSeeds(out)
+	return out
+}
+
+// ErrConflict is returned by BaselineStore.Save when the stored baseline changed since
+// it was loaded.
+var ErrConflict = errors.New("baseline changed since it was read")
+
+// BaselineStore keeps a baseline somewhere, with compare-and-swap: Load returns the
+// baseline and an opaque version; Save writes only if the stored version is still that
+// version, else it returns ErrConflict.
+type BaselineStore interface {
+	// Name says where the baseline lives, for messages.
+	Name() string
+	// Load returns the stored baseline and its version. A missing baseline is an empty
+	// one with version "". An unreadable one returns the version and a *CorruptError.
+	Load(ctx context.Context) (b *Baseline, version string, err error)
+	// Save writes b if the stored version is still version.
+	Save(ctx context.Context, b *Baseline, version string) error
+}
+
+// maxBaselineAttempts bounds compare-and-swap retries.
+const maxBaselineAttempts = 5
+
+// UpdateBaseline writes mine over the version the run loaded; when another run wrote in
+// between, it reads the new baseline, merges (MergeBaselines) and tries again, up to 5
+// attempts in all.
+func UpdateBaseline(ctx context.Context, store BaselineStore, version string, mine *Baseline) error {
+	want := mine
+	for attempt := 1; ; attempt++ {
+		err := store.Save(ctx, want, version)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, ErrConflict) {
+			return fmt.Errorf("write baseline %s: %w", store.Name(), err)
+		}
+		if attempt == maxBaselineAttempts {
+			return fmt.Errorf("write baseline %s: still conflicting after %d attempts: %w", store.Name(), attempt, err)
+		}
+		theirs, v, err := store.Load(ctx)
+		var ce *CorruptError
+		switch {
+		case errors.As(err, &ce):
+			theirs = NewBaseline()
+		case err != nil:
+			return fmt.Errorf("write baseline %s: re-read after a conflict: %w", store.Name(), err)
+		}
+		want, version = MergeBaselines(theirs, mine), v
+	}
+}
+
+// FileStore keeps the baseline in a local file, for any CI. Its version is the SHA-256
+// of the file's bytes, so a write over a file changed since it was read is refused.
+type FileStore struct {
+	Path string
+}
+
+// Name returns the file path.
+func (s FileStore) Name() string { return s.Path }
+
+// Load reads the file; a missing file is an empty baseline.
+func (s FileStore) Load(ctx context.Context) (*Baseline, string, error) {
+	data, err := os.ReadFile(s.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return NewBaseline(), "", nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("read baseline: %w", err)
+	}
+	v := contentVersion(data)
+	b, err := ParseBaseline(s.Path, data)
+	return b, v, err
+}
+
+// Save writes the file atomically (temporary file, then rename).
+func (s FileStore) Save(ctx context.Context, b *Baseline, version string) error {
+	cur, err := os.ReadFile(s.Path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if version != "" {
+			return ErrConflict
+		}
+	case err != nil:
+		return err
+	case contentVersion(cur) != version:
+		return ErrConflict
+	}
+	data, err := b.Marshal()
+	if err != nil {
+		return err
+	}
+	if dir := filepath.Dir(s.Path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(s.Path), ".baseline-*.json")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), s.Path)
+}
+
+func contentVersion(data []byte) string {
+	h := sha256.Sum256(data)
+	return hex.EncodeToString(h[:])
+}
+
+// baselineLocation is a parsed baseline input.
+type baselineLocation struct {
+	File   string // a local file, or
+	Branch string // a data branch, with
+	Path   string // the file's path in it
+}
+
+// DefaultBaselinePath is the file's path on a data branch when the input names none.
+const DefaultBaselinePath = "seedfall-baseline.json"
+
+// parseBaselineLocation reads the baseline input: "" (none), "branch:NAME[:PATH]", or a
+// local file path.
+func parseBaselineLocation(s string) (baselineLocation, error) {
+	rest, ok := strings.CutPrefix(s, "branch:")
+	if !ok {
+		return baselineLocation{File: s}, nil
+	}
+	name, path, _ := strings.Cut(rest, ":")
+	if name == "" || strings.ContainsAny(name, " ~^:?*[\\") || strings.HasPrefix(name, "-") {
+		return baselineLocation{}, fmt.Errorf("input baseline: %q does not name a branch (want branch:NAME or branch:NAME:PATH, e.g. branch:seedfall-baseline)", s)
+	}
+	if path == "" {
+		path = DefaultBaselinePath
+	}
+	return baselineLocation{Branch: name, Path: strings.TrimPrefix(path, "/")}, nil
+}

@@ -1,0 +1,170 @@
+package ci
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Env is what a run knows about the world outside the sweep: the GitHub Actions
+// environment variables it reads, an HTTP client for the REST API, and a clock for the
+// shrink budget. EnvFromGetenv fills it from the process environment; tests fill it by
+// hand, pointing APIURL at an httptest server and the files at t.TempDir().
+type Env struct {
+	EventName   string // GITHUB_EVENT_NAME: push, pull_request, schedule, workflow_dispatch, ...
+	EventPath   string // GITHUB_EVENT_PATH: the event's JSON payload
+	Repository  string // GITHUB_REPOSITORY: owner/name
+	SHA         string // GITHUB_SHA
+	Ref         string // GITHUB_REF
+	APIURL      string // GITHUB_API_URL (default https://api.github.com)
+	ServerURL   string // GITHUB_SERVER_URL (default https://github.com)
+	RunID       int64  // GITHUB_RUN_ID: orders baseline writes of concurrent runs
+	OutputPath  string // GITHUB_OUTPUT: step outputs; "" skips them
+	SummaryPath string // GITHUB_STEP_SUMMARY: job summary; "" skips it
+
+	// HTTPClient talks to the REST API; nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// Now reads the clock for the shrink budget only (never for anything that shapes a
+	// report's bytes); nil means time.Now.
+	Now func() time.Time
+}
+
+// EnvFromGetenv reads Env from environment variables (os.Getenv in production).
+func EnvFromGetenv(getenv func(string) string) Env {
+	runID, _ := strconv.ParseInt(getenv("GITHUB_RUN_ID"), 10, 64)
+	return Env{
+		EventName:   getenv("GITHUB_EVENT_NAME"),
+		EventPath:   getenv("GITHUB_EVENT_PATH"),
+		Repository:  getenv("GITHUB_REPOSITORY"),
+		SHA:         getenv("GITHUB_SHA"),
+		Ref:         getenv("GITHUB_REF"),
+		APIURL:      getenv("GITHUB_API_URL"),
+		ServerURL:   getenv("GITHUB_SERVER_URL"),
+		RunID:       runID,
+		OutputPath:  getenv("GITHUB_OUTPUT"),
+		SummaryPath: getenv("GITHUB_STEP_SUMMARY"),
+	}
+}
+
+func (e Env) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+func (e Env) apiURL() string {
+	if e.APIURL == "" {
+		return "https://api.github.com"
+	}
+	return e.APIURL
+}
+
+func (e Env) serverURL() string {
+	if e.ServerURL == "" {
+		return "https://github.com"
+	}
+	return e.ServerURL
+}
+
+// Event is what a run needs from the triggering event.
+type Event struct {
+	Name          string // push, pull_request, schedule, workflow_dispatch, or "" for a local run
+	Owner, Repo   string // the repository the run belongs to (GITHUB_REPOSITORY)
+	SHA           string // the commit swept: the PR head for pull_request, else GITHUB_SHA / the push's after
+	Ref           string // refs/heads/main, refs/pull/7/merge, ...
+	PR            int    // pull request number, 0 when not a pull request
+	DefaultBranch string // the repository's default branch, from the payload
+	Fork          bool   // a pull request from another repository (its token is read-only)
+}
+
+// WritesBaseline reports whether this event may write the baseline: a push to the
+// default branch, a scheduled run or a manual dispatch. Pull requests only read it.
+func (ev Event) WritesBaseline() bool {
+	switch ev.Name {
+	case "push":
+		return ev.DefaultBranch != "" && ev.Ref == "refs/heads/"+ev.DefaultBranch
+	case "schedule", "workflow_dispatch":
+		return true
+	}
+	return false
+}
+
+// eventPayload is the subset of the webhook payloads the run reads.
+type eventPayload struct {
+	Ref         string `json:"ref"`
+	After       string `json:"after"`
+	Number      int    `json:"number"`
+	PullRequest *struct {
+		Number int `json:"number"`
+		Head   struct {
+			SHA  string `json:"sha"`
+			Repo *struct {
+				FullName string `json:"full_name"`
+			} `json:"repo"`
+		} `json:"head"`
+	} `json:"pull_request"`
+	Repository *struct {
+		FullName      string `json:"full_name"`
+		DefaultBranch string `json:"default_branch"`
+	} `json:"repository"`
+}
+
+// ReadEvent reads the event the run was triggered by. Without GITHUB_EVENT_PATH (a local
+// run) it returns what the variables say and no error.
+func ReadEvent(env Env) (Event, error) {
+	ev := Event{Name: env.EventName, SHA: env.SHA, Ref: env.Ref}
+	if env.Repository != "" {
+		o, r, ok := strings.Cut(env.Repository, "/")
+		if !ok || o == "" || r == "" {
+			return Event{}, fmt.Errorf("GITHUB_REPOSITORY: %q is not owner/name", env.Repository)
+		}
+		ev.Owner, ev.Repo = o, r
+	}
+	if env.EventPath == "" {
+		return ev, nil
+	}
+	data, err := os.ReadFile(env.EventPath)
+	if err != nil {
+		return Event{}, fmt.Errorf("read event (GITHUB_EVENT_PATH): %w", err)
+	}
+	var p eventPayload
+	if err := json.Unmarshal(data, &p); err != nil {
+		return Event{}, fmt.Errorf("event file %s: invalid JSON: %w", env.EventPath, err)
+	}
+	if p.Repository != nil {
+		ev.DefaultBranch = p.Repository.DefaultBranch
+		if ev.Owner == "" {
+			ev.Owner, ev.Repo, _ = strings.Cut(p.Repository.FullName, "/")
+		}
+	}
+	switch ev.Name {
+	case "push":
+		if p.Ref != "" {
+			ev.Ref = p.Ref
+		}
+		if p.After != "" && strings.Trim(p.After, "0") != "" {
+			ev.SHA = p.After
+		}
+	case "pull_request", "pull_request_target":
+		if p.PullRequest == nil {
+			return Event{}, fmt.Errorf("event file %s: %s event without a pull_request object", env.EventPath, ev.Name)
+		}
+		ev.PR = p.PullRequest.Number
+		if ev.PR == 0 {
+			ev.PR = p.Number
+		}
+		if p.PullRequest.Head.SHA == "" {
+			return Event{}, fmt.Errorf("event file %s: pull_request.head.sha is empty", env.EventPath)
+		}
+		ev.SHA = p.PullRequest.Head.SHA
+		if hr := p.PullRequest.Head.Repo; hr != nil && p.Repository != nil && hr.FullName != p.Repository.FullName {
+			ev.Fork = true
+		}
+	}
+	return ev, nil
+}

@@ -1,0 +1,351 @@
+package ci
+
+import (
+	"crypto/sha1"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// fakeGitHub speaks the REST endpoints seedfall uses: issue comments (list with Link
+// pagination, create, edit), commit statuses, contents GET/PUT with blob-SHA
+// compare-and-swap (409 on a stale SHA), and the git refs/trees/commits calls that
+// create an orphan branch. With readOnly, writes of comments and statuses answer 403,
+// as GitHub does for a fork pull request's token.
+type fakeGitHub struct {
+	t        *testing.T
+	srv      *httptest.Server
+	readOnly bool
+
+	mu       sync.Mutex
+	comments map[int][]*fakeComment // by PR number
+	nextID   int64
+	statuses []fakeStatus
+	branches map[string]map[string][]byte // branch → path → content
+	trees    map[string]map[string][]byte // tree sha → files
+	commits  map[string]string            // commit sha → tree sha
+	puts     int                          // successful contents PUTs
+	conflict int                          // contents PUTs refused as stale
+	// beforePut, when set, runs (unlocked) before each contents PUT is judged.
+	beforePut func()
+}
+
+type fakeComment struct {
+	ID   int64  `json:"id"`
+	Body string `json:"body"`
+}
+
+type fakeStatus struct {
+	SHA         string
+	State       string `json:"state"`
+	Description string `json:"description"`
+	Context     string `json:"context"`
+}
+
+func newFakeGitHub(t *testing.T) *fakeGitHub {
+	f := &fakeGitHub{
+		t: t, comments: map[int][]*fakeComment{}, nextID: 1000,
+		branches: map[string]map[string][]byte{"main": {}},
+		trees:    map[string]map[string][]byte{}, commits: map[string]string{},
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /repos/{o}/{r}/issues/{n}/comments", f.listComments)
+	mux.HandleFunc("POST /repos/{o}/{r}/issues/{n}/comments", f.createComment)
+	mux.HandleFunc("PATCH /repos/{o}/{r}/issues/comments/{id}", f.editComment)
+	mux.HandleFunc("POST /repos/{o}/{r}/statuses/{sha}", f.createStatus)
+	mux.HandleFunc("GET /repos/{o}/{r}/contents/{path...}", f.getContents)
+	mux.HandleFunc("PUT /repos/{o}/{r}/contents/{path...}", f.putContents)
+	mux.HandleFunc("GET /repos/{o}/{r}/git/ref/{ref...}", f.getRef)
+	mux.HandleFunc("POST /repos/{o}/{r}/git/trees", f.createTree)
+	mux.HandleFunc("POST /repos/{o}/{r}/git/commits", f.createCommit)
+	mux.HandleFunc("POST /repos/{o}/{r}/git/refs", f.createRef)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("fake GitHub: unexpected %s %s", r.Method, r.URL)
+		http.NotFound(w, r)
+	})
+	f.srv = httptest.NewServer(mux)
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}
+
+func apiError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]string{"message": msg})
+}
+
+func blobSHA(b []byte) string {
+	h := sha1.Sum([]byte(fmt.Sprintf("blob %d\x00%s", len(b), b)))
+	return hex.EncodeToString(h[:])
+}
+
+func (f *fakeGitHub) listComments(w http.ResponseWriter, r *http.Request) {
+	n, _ := strconv.Atoi(r.PathValue("n"))
+	per, _ := strconv.Atoi(r.URL.Query().Get("per_page"))
+	if per <= 0 {
+		per = 30
+	}
+	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+	if page <= 0 {
+		page = 1
+	}
+	f.mu.Lock()
+	all := append([]*fakeComment(nil), f.comments[n]...)
+	f.mu.Unlock()
+	lo := min((page-1)*per, len(all))
+	hi := min(lo+per, len(all))
+	if hi < len(all) {
+		next := *r.URL
+		q := next.Query()
+		q.Set("page", strconv.Itoa(page+1))
+		next.RawQuery = q.Encode()
+		w.Header().Set("Link", fmt.Sprintf(`<%s%s>; rel="next"`, f.srv.URL, next.RequestURI()))
+	}
+	writeJSON(w, http.StatusOK, all[lo:hi])
+}
+
+func (f *fakeGitHub) createComment(w http.ResponseWriter, r *http.Request) {
+	if f.readOnly {
+		apiError(w, http.StatusForbidden, "Resource not accessible by integration")
+		return
+	}
+	n, _ := strconv.Atoi(r.PathValue("n"))
+	var c fakeComment
+	json.NewDecoder(r.Body).Decode(&c)
+	f.mu.Lock()
+	f.nextID++
+	c.ID = f.nextID
+	f.comments[n] = append(f.comments[n], &c)
+	f.mu.Unlock()
+	writeJSON(w, http.StatusCreated, c)
+}
+
+func (f *fakeGitHub) editComment(w http.ResponseWriter, r *http.Request) {
+	if f.readOnly {
+		apiError(w, http.StatusForbidden, "Resource not accessible by integration")
+		return
+	}
+	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	var in fakeComment
+	json.NewDecoder(r.Body).Decode(&in)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, cs := range f.comments {
+		for _, c := range cs {
+			if c.ID == id {
+				c.Body = in.Body
+				writeJSON(w, http.StatusOK, c)
+				return
+			}
+		}
+	}
+	apiError(w, http.StatusNotFound, "Not Found")
+}
+
+func (f *fakeGitHub) createStatus(w http.ResponseWriter, r *http.Request) {
+	if f.readOnly {
+		apiError(w, http.StatusForbidden, "Resource not accessible by integration")
+		return
+	}
+	var s fakeStatus
+	json.NewDecoder(r.Body).Decode(&s)
+	s.SHA = r.PathValue("sha")
+	switch s.State {
+	case "success", "failure", "error", "pending":
+	default:
+		apiError(w, http.StatusUnprocessableEntity, "bad state "+s.State)
+		return
+	}
+	f.mu.Lock()
+	f.statuses = append(f.statuses, s)
+	f.mu.Unlock()
+	writeJSON(w, http.StatusCreated, s)
+}
+
+func (f *fakeGitHub) getContents(w http.ResponseWriter, r *http.Request) {
+	ref := r.URL.Query().Get("ref")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	files, ok := f.branches[ref]
+	if !ok {
+		apiError(w, http.StatusNotFound, "No commit found for the ref "+ref)
+		return
+	}
+	data, ok := files[r.PathValue("path")]
+	if !ok {
+		apiError(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	// GitHub wraps base64 content at 60 columns.
+	enc := base64.StdEncoding.EncodeToString(data)
+	var lines []string
+	for len(enc) > 60 {
+		lines = append(lines, enc[:60])
+		enc = enc[60:]
+	}
+	lines = append(lines, enc)
+	writeJSON(w, http.StatusOK, map[string]any{
+		"type": "file", "encoding": "base64", "path": r.PathValue("path"),
+		"sha": blobSHA(data), "content": strings.Join(lines, "\n") + "\n",
+	})
+}
+
+func (f *fakeGitHub) putContents(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Message string `json:"message"`
+		Content []byte `json:"content"`
+		SHA     string `json:"sha"`
+		Branch  string `json:"branch"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		apiError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if f.beforePut != nil {
+		f.beforePut()
+	}
+	path := r.PathValue("path")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	files, ok := f.branches[in.Branch]
+	if !ok {
+		apiError(w, http.StatusNotFound, "Branch "+in.Branch+" not found")
+		return
+	}
+	cur, exists := files[path]
+	switch {
+	case exists && in.SHA == "":
+		f.conflict++
+		apiError(w, http.StatusUnprocessableEntity, `Invalid request. "sha" wasn't supplied.`)
+		return
+	case exists && in.SHA != blobSHA(cur), !exists && in.SHA != "":
+		f.conflict++
+		apiError(w, http.StatusConflict, path+" does not match "+in.SHA)
+		return
+	}
+	files[path] = in.Content
+	f.puts++
+	writeJSON(w, http.StatusOK, map[string]any{"content": map[string]string{"sha": blobSHA(in.Content)}})
+}
+
+func (f *fakeGitHub) getRef(w http.ResponseWriter, r *http.Request) {
+	ref := r.PathValue("ref")
+	f.mu.Lock()
+	_, ok := f.branches[strings.TrimPrefix(ref, "heads/")]
+	f.mu.Unlock()
+	if !ok {
+		apiError(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ref": "refs/" + ref, "object": map[string]string{"sha": "0000000000000000000000000000000000000001"}})
+}
+
+func (f *fakeGitHub) createTree(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		BaseTree string `json:"base_tree"`
+		Tree     []struct {
+			Path, Mode, Type, Content string
+		} `json:"tree"`
+	}
+	json.NewDecoder(r.Body).Decode(&in)
+	if in.BaseTree != "" {
+		apiError(w, http.StatusUnprocessableEntity, "an orphan branch's tree has no base")
+		return
+	}
+	files := map[string][]byte{}
+	var keys []string
+	for _, e := range in.Tree {
+		files[e.Path] = []byte(e.Content)
+		keys = append(keys, e.Path+"\x00"+e.Content)
+	}
+	sort.Strings(keys)
+	sha := blobSHA([]byte(strings.Join(keys, "\x01")))
+	f.mu.Lock()
+	f.trees[sha] = files
+	f.mu.Unlock()
+	writeJSON(w, http.StatusCreated, map[string]any{"sha": sha})
+}
+
+func (f *fakeGitHub) createCommit(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Message string   `json:"message"`
+		Tree    string   `json:"tree"`
+		Parents []string `json:"parents"`
+	}
+	json.NewDecoder(r.Body).Decode(&in)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.trees[in.Tree]; !ok || len(in.Parents) != 0 {
+		apiError(w, http.StatusUnprocessableEntity, "want an orphan commit of a known tree")
+		return
+	}
+	sha := blobSHA([]byte("commit " + in.Tree + in.Message))
+	f.commits[sha] = in.Tree
+	writeJSON(w, http.StatusCreated, map[string]any{"sha": sha})
+}
+
+func (f *fakeGitHub) createRef(w http.ResponseWriter, r *http.Request) {
+	var in struct{ Ref, SHA string }
+	json.NewDecoder(r.Body).Decode(&in)
+	branch := strings.TrimPrefix(in.Ref, "refs/heads/")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.branches[branch]; ok {
+		apiError(w, http.StatusUnprocessableEntity, "Reference already exists")
+		return
+	}
+	tree, ok := f.commits[in.SHA]
+	if !ok {
+		apiError(w, http.StatusUnprocessableEntity, "Object does not exist")
+		return
+	}
+	files := map[string][]byte{}
+	for p, c := range f.trees[tree] {
+		files[p] = c
+	}
+	f.branches[branch] = files
+	writeJSON(w, http.StatusCreated, map[string]any{"ref": in.Ref, "object": map[string]string{"sha": in.SHA}})
+}
+
+// markerComments returns the PR's comments that carry the seedfall marker.
+func (f *fakeGitHub) markerComments(pr int) []*fakeComment {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*fakeComment
+	for _, c := range f.comments[pr] {
+		if strings.Contains(c.Body, CommentMarker) {
+			cc := *c
+			out = append(out, &cc)
+		}
+	}
+	return out
+}
+
+func (f *fakeGitHub) lastStatus(t *testing.T) fakeStatus {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.statuses) == 0 {
+		t.Fatal("no commit status was set")
+	}
+	return f.statuses[len(f.statuses)-1]
+}
+
+func (f *fakeGitHub) file(branch, path string) ([]byte, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, ok := f.branches[branch][path]
+	return b, ok
+}

@@ -1,0 +1,220 @@
+package ci
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/google/go-github/v66/github"
+)
+
+// CommentMarker identifies seedfall's sticky PR comment: a run edits the comment that
+// contains it rather than adding another.
+const CommentMarker = "<!-- seedfall-report -->"
+
+// StatusContext is the commit status context seedfall sets.
+const StatusContext = "seedfall"
+
+// NewClient returns a go-github client for the API at apiURL (GITHUB_API_URL; GitHub
+// Enterprise Server's is https://HOST/api/v3), authenticated with token when not empty.
+func NewClient(apiURL, token string, hc *http.Client) (*github.Client, error) {
+	c := github.NewClient(hc)
+	if token != "" {
+		c = c.WithAuthToken(token)
+	}
+	if apiURL == "" {
+		return c, nil
+	}
+	u, err := url.Parse(apiURL)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, fmt.Errorf("GITHUB_API_URL: %q is not a URL", apiURL)
+	}
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+	}
+	c.BaseURL = u
+	return c, nil
+}
+
+// statusCode returns the HTTP status of a go-github error, or 0.
+func statusCode(err error) int {
+	var er *github.ErrorResponse
+	if errors.As(err, &er) && er.Response != nil {
+		return er.Response.StatusCode
+	}
+	var ae *github.AcceptedError
+	if errors.As(err, &ae) {
+		return http.StatusAccepted
+	}
+	return 0
+}
+
+// readOnly reports whether err is the API refusing a write to a read-only token (a fork
+// pull request's GITHUB_TOKEN, or a workflow without the permission).
+func readOnly(err error) bool {
+	return statusCode(err) == http.StatusForbidden
+}
+
+// BranchStore keeps the baseline as a file on a data branch, read and written through
+// the contents API; the version is the file's blob SHA, which the API compares on write
+// (409 or 422 when it is stale). When the branch does not exist, the first Save creates
+// it as an orphan branch holding only the baseline file.
+type BranchStore struct {
+	Client      *github.Client
+	Owner, Repo string
+	Branch      string
+	Path        string // path of the file in the branch
+}
+
+// Name returns "branch:NAME:PATH".
+func (s BranchStore) Name() string { return "branch:" + s.Branch + ":" + s.Path }
+
+// Load reads the file; a missing file or branch is an empty baseline.
+func (s BranchStore) Load(ctx context.Context) (*Baseline, string, error) {
+	fc, _, _, err := s.Client.Repositories.GetContents(ctx, s.Owner, s.Repo, s.Path, &github.RepositoryContentGetOptions{Ref: s.Branch})
+	if statusCode(err) == http.StatusNotFound {
+		return NewBaseline(), "", nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("read baseline %s: %w", s.Name(), err)
+	}
+	if fc == nil {
+		return nil, "", &CorruptError{Name: s.Name(), Err: errors.New("the path is a directory, not a file")}
+	}
+	text, err := fc.GetContent()
+	if err != nil {
+		return nil, fc.GetSHA(), &CorruptError{Name: s.Name(), Err: err}
+	}
+	b, err := ParseBaseline(s.Name(), []byte(text))
+	return b, fc.GetSHA(), err
+}
+
+// Save writes the file with the blob SHA it was read at (compare-and-swap).
+func (s BranchStore) Save(ctx context.Context, b *Baseline, version string) error {
+	data, err := b.Marshal()
+	if err != nil {
+		return err
+	}
+	if version == "" {
+		exists, err := s.branchExists(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return s.createBranch(ctx, data)
+		}
+	}
+	opts := &github.RepositoryContentFileOptions{
+		Message: github.String("seedfall: update baseline"),
+		Content: data,
+		Branch:  github.String(s.Branch),
+	}
+	if version != "" {
+		opts.SHA = github.String(version)
+	}
+	_, _, err = s.Client.Repositories.UpdateFile(ctx, s.Owner, s.Repo, s.Path, opts)
+	switch statusCode(err) {
+	case 0:
+		if err != nil {
+			return err
+		}
+		return nil
+	case http.StatusConflict, http.StatusUnprocessableEntity:
+		return fmt.Errorf("%w (%v)", ErrConflict, err)
+	}
+	return err
+}
+
+func (s BranchStore) branchExists(ctx context.Context) (bool, error) {
+	_, _, err := s.Client.Git.GetRef(ctx, s.Owner, s.Repo, "heads/"+s.Branch)
+	switch {
+	case err == nil:
+		return true, nil
+	case statusCode(err) == http.StatusNotFound:
+		return false, nil
+	}
+	return false, fmt.Errorf("look up branch %s: %w", s.Branch, err)
+}
+
+// createBranch creates the data branch as an orphan: a tree with the one file, a commit
+// without parents, and the ref. A concurrent creator makes CreateRef answer 422, which
+// is a conflict: the caller re-reads and merges.
+func (s BranchStore) createBranch(ctx context.Context, data []byte) error {
+	tree, _, err := s.Client.Git.CreateTree(ctx, s.Owner, s.Repo, "", []*github.TreeEntry{{
+		Path: github.String(s.Path), Mode: github.String("100644"), Type: github.String("blob"), Content: github.String(string(data)),
+	}})
+	if err != nil {
+		return fmt.Errorf("create branch %s: tree: %w", s.Branch, err)
+	}
+	commit, _, err := s.Client.Git.CreateCommit(ctx, s.Owner, s.Repo, &github.Commit{
+		Message: github.String("seedfall: start the baseline branch"),
+		Tree:    &github.Tree{SHA: tree.SHA},
+	}, nil)
+	if err != nil {
+		return fmt.Errorf("create branch %s: commit: %w", s.Branch, err)
+	}
+	_, _, err = s.Client.Git.CreateRef(ctx, s.Owner, s.Repo, &github.Reference{
+		Ref: github.String("refs/heads/" + s.Branch), Object: &github.GitObject{SHA: commit.SHA},
+	})
+	if statusCode(err) == http.StatusUnprocessableEntity {
+		return fmt.Errorf("%w (branch %s was created concurrently)", ErrConflict, s.Branch)
+	}
+	if err != nil {
+		return fmt.Errorf("create branch %s: ref: %w", s.Branch, err)
+	}
+	return nil
+}
+
+// upsertComment edits the pull request comment that carries CommentMarker, or creates
+// one. It returns whether it created the comment.
+func upsertComment(ctx context.Context, c *github.Client, owner, repo string, pr int, body string) (created bool, err error) {
+	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		comments, resp, err := c.Issues.ListComments(ctx, owner, repo, pr, opts)
+		if err != nil {
+			return false, fmt.Errorf("list comments of #%d: %w", pr, err)
+		}
+		for _, cm := range comments {
+			if strings.Contains(cm.GetBody(), CommentMarker) {
+				_, _, err := c.Issues.EditComment(ctx, owner, repo, cm.GetID(), &github.IssueComment{Body: github.String(body)})
+				if err != nil {
+					return false, fmt.Errorf("edit comment %d: %w", cm.GetID(), err)
+				}
+				return false, nil
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	if _, _, err := c.Issues.CreateComment(ctx, owner, repo, pr, &github.IssueComment{Body: github.String(body)}); err != nil {
+		return false, fmt.Errorf("create comment on #%d: %w", pr, err)
+	}
+	return true, nil
+}
+
+// setStatus sets the "seedfall" commit status on sha.
+func setStatus(ctx context.Context, c *github.Client, owner, repo, sha, state, description, target string) error {
+	if len(description) > 140 { // the API's limit
+		description = description[:137] + "..."
+	}
+	st := &github.RepoStatus{State: github.String(state), Description: github.String(description), Context: github.String(StatusContext)}
+	if target != "" {
+		st.TargetURL = github.String(target)
+	}
+	if _, _, err := c.Repositories.CreateStatus(ctx, owner, repo, sha, st); err != nil {
+		return fmt.Errorf("set status on %s: %w", shortSHA(sha), err)
+	}
+	return nil
+}
+
+func shortSHA(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}

@@ -1,0 +1,282 @@
+// Package ci is seedfall's GitHub Actions integration: the `seedfall ci` entrypoint of
+// the container action. It reads the action's inputs and the triggering event, sweeps
+// seeds through an Engine, groups failures by signature, compares them with a baseline
+// to label each new, known (still failing) or fixed, shrinks the new ones within a time
+// budget, renders the report, and publishes it: a sticky PR comment, a commit status,
+// the job summary, annotations and step outputs. On the default branch and on scheduled
+// runs it writes the baseline back with compare-and-swap, so concurrent runs lose
+// nothing.
+//
+// Everything GitHub-facing goes through Env (event file, output files, API URL), so the
+// whole flow runs offline against files and an httptest server.
+package ci
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sethvargo/go-githubactions"
+)
+
+// Modes of a run.
+const (
+	ModeAuto = "auto" // pr for pull_request events, push otherwise
+	ModePush = "push" // sweep the seeds; may write the baseline (default branch, schedule)
+	ModePR   = "pr"   // sweep the seeds; never writes the baseline
+	ModeDeep = "deep" // sweep DeepFactor times as many seeds; may write the baseline
+)
+
+// Fail-on policies: which failures make the step fail (exit 1).
+const (
+	FailOnNew   = "new"   // only signatures not in the baseline
+	FailOnAny   = "any"   // any failing signature, new or known, and any run error
+	FailOnNever = "never" // report only
+)
+
+// DeepFactor is how many times more seeds a deep run sweeps: the given seeds, then the
+// seeds after the highest one, until the count is DeepFactor times the given count.
+const DeepFactor = 10
+
+// maxSeeds caps one sweep, so a typo such as "1-10000000000" is an error, not an
+// out-of-memory kill.
+const maxSeeds = 10_000_000
+
+// DefaultOut is the directory the report files are written to.
+const DefaultOut = "seedfall-report"
+
+// Inputs are the action's inputs, one-to-one with `seedfall ci` flags. ParseInputs fills
+// and validates them; the zero value is not valid.
+type Inputs struct {
+	Config       string        // config file (input config, default "seedfall.json")
+	Seeds        string        // seed list as given, e.g. "1-500,900" (input seeds, default "1-500")
+	Mode         string        // auto, push, pr or deep (input mode, default "auto")
+	ShrinkBudget time.Duration // total time to shrink new signatures (input shrink-budget, default 2m)
+	Baseline     string        // "" (none), a file path, or "branch:NAME[:PATH]" (input baseline)
+	Token        string        // GitHub token (input token; GITHUB_TOKEN when unset)
+	Comment      bool          // upsert the sticky PR comment (input comment, default true)
+	FailOn       string        // new, any or never (input fail-on, default "new")
+	Shard        Shard         // share of the seeds to sweep (input shard, default "1/1")
+	Out          string        // directory for report.html, report.md, junit.xml, results.jsonl (flag -out, default DefaultOut)
+}
+
+// InputNames lists the action inputs, in action.yml order.
+var InputNames = []string{"config", "seeds", "mode", "shrink-budget", "baseline", "token", "comment", "fail-on", "shard"}
+
+// Shard is a deterministic share of a seed list: shard Index of Count takes the seeds
+// whose position p (0-based, in the sorted list) satisfies p % Count == Index-1.
+type Shard struct {
+	Index, Count int // 1 <= Index <= Count
+}
+
+// String renders the shard as "i/n".
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
+
+// Apply returns the shard's share of seeds (which must be sorted).
+func (s Shard) Apply(seeds []uint64) []uint64 {
+	if s.Count <= 1 {
+		return seeds
+	}
+	var out []uint64
+	for i, seed := range seeds {
+		if i%s.Count == s.Index-1 {
+			out = append(out, seed)
+		}
+	}
+	return out
+}
+
+// ParseShard reads "i/n" (1 <= i <= n). The empty string is the whole sweep, 1/1.
+func ParseShard(s string) (Shard, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return Shard{1, 1}, nil
+	}
+	is, ns, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(strings.TrimSpace(is))
+	n, err2 := strconv.Atoi(strings.TrimSpace(ns))
+	if !ok || err1 != nil || err2 != nil {
+		return Shard{}, fmt.Errorf("input shard: %q is not of the form i/n (e.g. \"2/4\")", s)
+	}
+	if n < 1 || i < 1 || i > n {
+		return Shard{}, fmt.Errorf("input shard: %q: want 1 <= i <= n", s)
+	}
+	return Shard{i, n}, nil
+}
+
+// ParseSeeds reads a seed list such as "1-500,900": comma-separated seeds and inclusive
+// ranges. It returns the seeds sorted, without duplicates.
+func ParseSeeds(s string) ([]uint64, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, errors.New("input seeds: empty (want e.g. \"1-500\" or \"1-500,900\")")
+	}
+	set := map[uint64]bool{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.ParseUint(strings.TrimSpace(lo), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("input seeds: %q is not a seed or a range such as 1-500", part)
+		}
+		b := a
+		if isRange {
+			b, err = strconv.ParseUint(strings.TrimSpace(hi), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("input seeds: %q is not a seed or a range such as 1-500", part)
+			}
+			if b < a {
+				return nil, fmt.Errorf("input seeds: range %q runs backwards", part)
+			}
+		}
+		if b-a >= maxSeeds || len(set)+int(b-a+1) > maxSeeds {
+			return nil, fmt.Errorf("input seeds: %q asks for more than %d seeds", s, maxSeeds)
+		}
+		for x := a; ; x++ {
+			set[x] = true
+			if x == b {
+				break
+			}
+		}
+	}
+	out := make([]uint64, 0, len(set))
+	for x := range set {
+		out = append(out, x)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out, nil
+}
+
+// deepen extends sorted seeds to DeepFactor times as many, continuing after the highest.
+func deepen(seeds []uint64) []uint64 {
+	if len(seeds) == 0 {
+		return seeds
+	}
+	want := len(seeds) * DeepFactor
+	out := append([]uint64(nil), seeds...)
+	for next := seeds[len(seeds)-1] + 1; len(out) < want && next != 0; next++ {
+		out = append(out, next)
+	}
+	return out
+}
+
+// SeedList returns the seeds this run sweeps: the parsed seed list, deepened in deep
+// mode, then the shard's share.
+func (in Inputs) SeedList() ([]uint64, error) {
+	seeds, err := ParseSeeds(in.Seeds)
+	if err != nil {
+		return nil, err
+	}
+	if in.Mode == ModeDeep {
+		seeds = deepen(seeds)
+	}
+	return in.Shard.Apply(seeds), nil
+}
+
+// ParseInputs reads the inputs from command-line flags and, for those not given as
+// flags, from the action's INPUT_* variables (read through getenv), then defaults. Errors
+// name the input. getenv may be nil (no environment).
+func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (Inputs, error) {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	action := githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(io.Discard))
+	fs := flag.NewFlagSet("seedfall ci", flag.ContinueOnError)
+	if stderr != nil {
+		fs.SetOutput(stderr)
+	}
+	defaults := map[string]string{
+		"config": "seedfall.json", "seeds": "1-500", "mode": ModeAuto, "shrink-budget": "2m",
+		"baseline": "", "token": "", "comment": "true", "fail-on": FailOnNew, "shard": "1/1", "out": DefaultOut,
+	}
+	usage := map[string]string{
+		"config":        "seedfall config file",
+		"seeds":         "seeds to sweep, e.g. 1-500,900",
+		"mode":          "auto, push, pr or deep (deep sweeps 10x the seeds)",
+		"shrink-budget": "total time to shrink new failure signatures, e.g. 2m",
+		"baseline":      "baseline location: a file path, or branch:NAME[:PATH] for a data branch; empty for none",
+		"token":         "GitHub token (default $GITHUB_TOKEN)",
+		"comment":       "upsert a sticky comment on pull requests",
+		"fail-on":       "new, any or never: which failures fail the step",
+		"shard":         "i/n: sweep a deterministic share of the seeds",
+		"out":           "directory for report.html, report.md, junit.xml and results.jsonl",
+	}
+	vals := map[string]*string{}
+	for _, name := range append(append([]string(nil), InputNames...), "out") {
+		vals[name] = fs.String(name, defaults[name], usage[name])
+	}
+	fs.StringVar(vals["config"], "c", defaults["config"], "shorthand for -config")
+	if err := fs.Parse(args); err != nil {
+		return Inputs{}, err
+	}
+	if fs.NArg() > 0 {
+		return Inputs{}, fmt.Errorf("seedfall ci: unexpected argument %q (every input is a flag, e.g. -seeds 1-500)", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["c"] {
+		set["config"] = true
+	}
+	get := func(name string) string {
+		if set[name] {
+			return strings.TrimSpace(*vals[name])
+		}
+		if v := action.GetInput(name); v != "" {
+			return v
+		}
+		if name == "token" {
+			return strings.TrimSpace(getenv("GITHUB_TOKEN"))
+		}
+		return defaults[name]
+	}
+
+	in := Inputs{
+		Config:   get("config"),
+		Seeds:    get("seeds"),
+		Mode:     get("mode"),
+		Baseline: get("baseline"),
+		Token:    get("token"),
+		FailOn:   get("fail-on"),
+		Out:      get("out"),
+	}
+	if in.Config == "" {
+		return Inputs{}, errors.New("input config: empty (want the path of a seedfall config, e.g. seedfall.json)")
+	}
+	if _, err := ParseSeeds(in.Seeds); err != nil {
+		return Inputs{}, err
+	}
+	switch in.Mode {
+	case ModeAuto, ModePush, ModePR, ModeDeep:
+	default:
+		return Inputs{}, fmt.Errorf("input mode: %q is not a mode (want auto, push, pr or deep)", in.Mode)
+	}
+	d, err := time.ParseDuration(get("shrink-budget"))
+	if err != nil || d < 0 {
+		return Inputs{}, fmt.Errorf("input shrink-budget: %q is not a duration such as \"2m\" or \"0s\"", get("shrink-budget"))
+	}
+	in.ShrinkBudget = d
+	if _, err := parseBaselineLocation(in.Baseline); err != nil {
+		return Inputs{}, err
+	}
+	c, err := strconv.ParseBool(get("comment"))
+	if err != nil {
+		return Inputs{}, fmt.Errorf("input comment: %q is not true or false", get("comment"))
+	}
+	in.Comment = c
+	switch in.FailOn {
+	case FailOnNew, FailOnAny, FailOnNever:
+	default:
+		return Inputs{}, fmt.Errorf("input fail-on: %q is not a policy (want new, any or never)", in.FailOn)
+	}
+	if in.Shard, err = ParseShard(get("shard")); err != nil {
+		return Inputs{}, err
+	}
+	if in.Out == "" {
+		in.Out = DefaultOut
+	}
+	return in, nil
+}

@@ -1,0 +1,86 @@
+package ci
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+
+	"github.com/seedfall/seedfall/engine"
+)
+
+// WriteResults writes results as JSON lines, one per seed, in the given order: the
+// results file of `seedfall run` and `seedfall ci`.
+func WriteResults(w io.Writer, results []engine.Result) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	for i := range results {
+		if err := enc.Encode(&results[i]); err != nil {
+			return fmt.Errorf("encode result of seed %d: %w", results[i].Seed, err)
+		}
+	}
+	return bw.Flush()
+}
+
+// ReadResults reads a JSON-lines results file. name is used in errors.
+func ReadResults(name string, r io.Reader) ([]engine.Result, error) {
+	var out []engine.Result
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 256<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var res engine.Result
+		if err := json.Unmarshal(b, &res); err != nil {
+			return nil, fmt.Errorf("%s:%d: not a seedfall result: %w", name, line, err)
+		}
+		out = append(out, res)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return out, nil
+}
+
+// Merge joins the results files of a sharded sweep (JSON lines, as `seedfall run
+// -shard i/n` and `seedfall ci` write them) into one list sorted by seed. A seed in two
+// files means the shards overlap (or one file was given twice): that is an error naming
+// both files.
+func Merge(shardFiles []string) ([]engine.Result, error) {
+	if len(shardFiles) == 0 {
+		return nil, fmt.Errorf("merge: no results files given")
+	}
+	from := map[uint64]string{}
+	var all []engine.Result
+	for _, name := range shardFiles {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+		rs, err := ReadResults(name, f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+		for _, r := range rs {
+			if prev, dup := from[r.Seed]; dup {
+				if prev == name {
+					return nil, fmt.Errorf("merge: seed %d appears twice in %s", r.Seed, name)
+				}
+				return nil, fmt.Errorf("merge: seed %d is in both %s and %s: the shards overlap (were they run with the same -seeds and distinct -shard i/n?)", r.Seed, prev, name)
+			}
+			from[r.Seed] = name
+			all = append(all, r)
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Seed < all[j].Seed })
+	return all, nil
+}

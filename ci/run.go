@@ -1,0 +1,746 @@
+package ci
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v66/github"
+	"github.com/sethvargo/go-githubactions"
+
+	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/report"
+)
+
+// Engine is what the ci flow needs from the simulation engine. The real implementation
+// adapts engine.Sweep and engine.Shrink; tests use a fake that returns canned results.
+type Engine interface {
+	// Sweep runs every seed of the config and returns the results sorted by seed.
+	Sweep(ctx context.Context, configPath string, seeds []uint64) ([]engine.Result, error)
+	// Shrink reduces r's faults to a minimal list that still fails with r's signature,
+	// within budget. note says how it went ("5 → 2 faults", "budget reached: …").
+	Shrink(ctx context.Context, configPath string, r engine.Result, budget time.Duration) (minimal []engine.Fault, note string, err error)
+}
+
+// Exit codes of Run, as for every seedfall command.
+const (
+	ExitPass    = 0 // nothing the fail-on policy counts
+	ExitFailure = 1 // failures the fail-on policy counts
+	ExitError   = 2 // usage or tool error
+)
+
+// Size limits of the published Markdown.
+const (
+	CommentLimit = 65_000  // bytes; GitHub takes 65,536 characters per comment
+	SummaryLimit = 1 << 20 // bytes; GitHub takes 1 MiB of job summary per step
+	// MaxAnnotations is how many new signatures get their own error annotation; the
+	// rest are counted on one line.
+	MaxAnnotations = 10
+)
+
+// Output file names in Inputs.Out.
+const (
+	ReportHTML     = "report.html"
+	ReportMarkdown = "report.md"
+	JUnitXML       = "junit.xml"
+	ResultsJSONL   = "results.jsonl"
+	FaultsDir      = "faults" // shrunk fault plans, one <signature>.json each
+)
+
+// group is one signature's failing results in this sweep.
+type group struct {
+	sig     string
+	results []engine.Result // ascending seed; results[0] is the representative
+	status  report.Status
+	entry   *Entry // the baseline's entry, if any
+	shrunk  []engine.Fault
+	note    string
+}
+
+func (g *group) rep() *engine.Result { return &g.results[0] }
+
+func (g *group) seeds() []uint64 {
+	s := make([]uint64, len(g.results))
+	for i, r := range g.results {
+		s[i] = r.Seed
+	}
+	return s
+}
+
+// Statuses of a group in the report.
+const (
+	statusNew   = report.StatusNew
+	statusKnown = report.StatusKnown
+	statusFixed = report.StatusFixed
+)
+
+// Run is `seedfall ci`: sweep, group by signature, label against the baseline, shrink
+// new signatures, write the report files, publish, update the baseline where allowed,
+// set outputs. It returns the exit code per in.FailOn; err is set (with ExitError) only
+// when the tool could not do its job. Failures to publish (a read-only token, an API
+// error) are notices or warnings, never errors.
+func Run(ctx context.Context, in Inputs, env Env, eng Engine, stdout io.Writer) (int, error) {
+	r := &runner{in: in, env: env, eng: eng, out: stdout}
+	r.action = githubactions.New(githubactions.WithWriter(stdout), githubactions.WithGetenv(r.getenv))
+	code, err := r.run(ctx)
+	if err != nil {
+		return ExitError, err
+	}
+	return code, nil
+}
+
+type runner struct {
+	in     Inputs
+	env    Env
+	eng    Engine
+	out    io.Writer
+	action *githubactions.Action
+	ev     Event
+	client *github.Client
+}
+
+// getenv answers go-githubactions' questions from Env, never from the process.
+func (r *runner) getenv(k string) string {
+	switch k {
+	case "GITHUB_OUTPUT":
+		return r.env.OutputPath
+	case "GITHUB_STEP_SUMMARY":
+		return r.env.SummaryPath
+	}
+	return ""
+}
+
+func (r *runner) printf(format string, args ...any) { fmt.Fprintf(r.out, format+"\n", args...) }
+
+func (r *runner) run(ctx context.Context) (int, error) {
+	ev, err := ReadEvent(r.env)
+	if err != nil {
+		return 0, err
+	}
+	r.ev = ev
+	mode := r.in.Mode
+	if mode == ModeAuto || mode == "" {
+		mode = ModePush
+		if ev.PR != 0 {
+			mode = ModePR
+		}
+	}
+	r.in.Mode = mode
+	if ev.Owner != "" {
+		if r.client, err = NewClient(r.env.apiURL(), r.in.Token, r.env.HTTPClient); err != nil {
+			return 0, err
+		}
+	}
+
+	seeds, err := r.in.SeedList()
+	if err != nil {
+		return 0, err
+	}
+	where := "local run"
+	if ev.Name != "" {
+		where = ev.Name
+		if ev.PR != 0 {
+			where += fmt.Sprintf(" #%d", ev.PR)
+		}
+		if ev.SHA != "" {
+			where += " at " + shortSHA(ev.SHA)
+		}
+	}
+	shard := ""
+	if r.in.Shard.Count > 1 {
+		shard = ", shard " + r.in.Shard.String()
+	}
+	r.printf("seedfall ci: %s: sweeping %d seeds of %s (%s mode%s)", where, len(seeds), r.in.Config, mode, shard)
+
+	results, err := r.eng.Sweep(ctx, r.in.Config, seeds)
+	if err != nil {
+		return 0, fmt.Errorf("sweep %s: %w", r.in.Config, err)
+	}
+	results = append([]engine.Result(nil), results...)
+	sort.SliceStable(results, func(i, j int) bool { return results[i].Seed < results[j].Seed })
+
+	groups := groupFailures(results)
+
+	store, base, version, writable := r.loadBaseline(ctx)
+	fixed := label(groups, base, results)
+	r.shrink(ctx, groups)
+
+	data := r.buildData(results, groups, fixed, base)
+	if err := writeFiles(r.in.Out, data, results, groups); err != nil {
+		return 0, err
+	}
+	code := exitCode(r.in.FailOn, data.Summary)
+
+	r.publish(ctx, data)
+
+	if store != nil && writable && mode != ModePR && ev.WritesBaseline() {
+		next := nextBaseline(base, groups, fixed, results, ev.SHA, r.env.RunID)
+		if err := UpdateBaseline(ctx, store, version, next); err != nil {
+			r.action.Warningf("seedfall: %v", err)
+		} else {
+			r.printf("seedfall ci: baseline %s updated (%d signatures)", store.Name(), len(next.Signatures))
+		}
+	}
+
+	if r.env.OutputPath != "" {
+		if err := r.setOutputs(data); err != nil {
+			return 0, err
+		}
+	}
+	s := data.Summary
+	r.printf("seedfall ci: %d seeds: %d passed, %d failed; %d new, %d known, %d fixed: %s; report %s",
+		s.Total, s.Passed, s.Failed, s.New, s.Known, s.Fixed, s.Conclusion, filepath.Join(r.in.Out, ReportHTML))
+	return code, nil
+}
+
+// groupFailures groups the failing results by signature: one group per signature, seeds
+// ascending, ordered by lowest seed. A watchdog result without a Failure gets one of
+// kind "watchdog". Error results are tool errors, counted but not grouped.
+func groupFailures(results []engine.Result) []*group {
+	bySig := map[string]*group{}
+	var order []*group
+	for _, res := range results {
+		if res.Verdict != engine.VerdictFail && res.Verdict != engine.VerdictWatchdog {
+			continue
+		}
+		if res.Failure == nil {
+			res.Failure = &engine.Failure{Kind: string(res.Verdict), Reason: fmt.Sprintf("run %s", res.Verdict), AtNS: res.EndNS}
+			if res.Verdict == engine.VerdictWatchdog {
+				res.Failure.Reason = "run exceeded its wall-clock budget (a guest spinning without host calls)"
+			}
+		}
+		sig := res.Failure.Signature
+		if sig == "" {
+			sig = engine.Signature(&res)
+			f := *res.Failure
+			f.Signature = sig
+			res.Failure = &f
+		}
+		g, ok := bySig[sig]
+		if !ok {
+			g = &group{sig: sig}
+			bySig[sig] = g
+			order = append(order, g)
+		}
+		g.results = append(g.results, res)
+	}
+	return order
+}
+
+// loadBaseline opens the store the baseline input names and loads it. Problems are
+// warnings: the run goes on with an empty baseline. writable is false when the stored
+// baseline could not be read at all (writing would clobber it blindly).
+func (r *runner) loadBaseline(ctx context.Context) (store BaselineStore, b *Baseline, version string, writable bool) {
+	loc, err := parseBaselineLocation(r.in.Baseline)
+	if err != nil {
+		r.action.Warningf("seedfall: %v", err)
+		return nil, NewBaseline(), "", false
+	}
+	switch {
+	case loc.File != "":
+		store = FileStore{Path: loc.File}
+	case loc.Branch != "":
+		if r.client == nil {
+			r.action.Warningf("seedfall: baseline %s needs GITHUB_REPOSITORY; running without a baseline", r.in.Baseline)
+			return nil, NewBaseline(), "", false
+		}
+		store = BranchStore{Client: r.client, Owner: r.ev.Owner, Repo: r.ev.Repo, Branch: loc.Branch, Path: loc.Path}
+	default:
+		return nil, NewBaseline(), "", false
+	}
+	b, version, err = store.Load(ctx)
+	var ce *CorruptError
+	switch {
+	case errors.As(err, &ce):
+		r.action.WithFieldsMap(map[string]string{"title": "seedfall baseline"}).Warningf("%v", ce)
+		return store, NewBaseline(), version, true
+	case err != nil:
+		r.action.WithFieldsMap(map[string]string{"title": "seedfall baseline"}).Warningf("%v; running without a baseline", err)
+		return store, NewBaseline(), "", false
+	}
+	r.printf("seedfall ci: baseline %s: %d signatures", store.Name(), len(b.Signatures))
+	return store, b, version, true
+}
+
+// label marks each group new or known against the baseline, and returns the fixed
+// signatures: failing in the baseline, at least one of their seeds swept now, and none
+// failing with them. A signature whose seeds were not swept (another shard, a smaller
+// seed range) is neither: absence of evidence is not a fix.
+func label(groups []*group, base *Baseline, results []engine.Result) []string {
+	current := map[string]bool{}
+	for _, g := range groups {
+		current[g.sig] = true
+		g.status = statusNew
+		if e, ok := base.Signatures[g.sig]; ok {
+			g.entry = e
+			if e.Status != StatusFixed {
+				g.status = statusKnown
+			}
+		}
+	}
+	swept := map[uint64]bool{}
+	for _, res := range results {
+		swept[res.Seed] = true
+	}
+	var fixed []string
+	for sig, e := range base.Signatures {
+		if current[sig] || e.Status == StatusFixed {
+			continue
+		}
+		for _, s := range e.Seeds {
+			if swept[s] {
+				fixed = append(fixed, sig)
+				break
+			}
+		}
+	}
+	sort.Strings(fixed)
+	return fixed
+}
+
+// shrink shrinks the new groups in order, splitting the budget: each gets the time left
+// divided by the groups left, so time one group does not use passes to the next.
+func (r *runner) shrink(ctx context.Context, groups []*group) {
+	var todo []*group
+	for _, g := range groups {
+		switch {
+		case g.status == statusNew:
+			todo = append(todo, g)
+		case g.entry != nil && len(g.entry.Shrunk) > 0:
+			g.shrunk = g.entry.Shrunk
+			g.note = fmt.Sprintf("shrunk in an earlier run (first seen %s)", shortSHA(g.entry.FirstSeen))
+		default:
+			g.note = "not shrunk: known signature without a shrunk plan in the baseline"
+		}
+	}
+	if len(todo) == 0 {
+		return
+	}
+	if r.in.ShrinkBudget <= 0 {
+		for _, g := range todo {
+			g.note = "not shrunk: shrink-budget is 0"
+		}
+		return
+	}
+	start := r.env.now()
+	for i, g := range todo {
+		left := r.in.ShrinkBudget - r.env.now().Sub(start)
+		if left <= 0 {
+			g.note = "not shrunk: budget exhausted"
+			continue
+		}
+		per := left / time.Duration(len(todo)-i)
+		minimal, note, err := r.eng.Shrink(ctx, r.in.Config, *g.rep(), per)
+		if err != nil {
+			g.note = "not shrunk: " + err.Error()
+			r.action.Warningf("seedfall: shrink %s (seed %d): %v", g.sig, g.rep().Seed, err)
+			continue
+		}
+		g.shrunk, g.note = minimal, note
+		if g.note == "" {
+			g.note = fmt.Sprintf("shrunk from %d to %d faults", len(g.rep().Faults), len(minimal))
+		}
+	}
+}
+
+func (r *runner) replayCommand(seed uint64) string {
+	return fmt.Sprintf("seedfall replay -c %s -seed %d", r.in.Config, seed)
+}
+
+func statusRank(s report.Status) int {
+	switch s {
+	case statusNew:
+		return 0
+	case statusKnown:
+		return 1
+	}
+	return 2
+}
+
+// buildData turns the sweep into the report's data. Groups come newest first: new, then
+// known, then fixed; within each, by lowest seed.
+func (r *runner) buildData(results []engine.Result, groups []*group, fixed []string, base *Baseline) *report.Data {
+	sum := report.Summary{
+		Config: r.in.Config,
+		Seeds:  r.in.Seeds,
+		Commit: r.ev.SHA,
+		Ref:    r.ev.Ref,
+		Event:  r.ev.Name,
+		Total:  len(results),
+	}
+	if r.in.Mode == ModeDeep {
+		sum.Seeds += fmt.Sprintf(" ×%d (deep)", DeepFactor)
+	}
+	if r.in.Shard.Count > 1 {
+		sum.Seeds += " shard " + r.in.Shard.String()
+	}
+	for _, res := range results {
+		switch res.Verdict {
+		case engine.VerdictPass:
+			sum.Passed++
+		case engine.VerdictFail:
+			sum.Failed++
+		case engine.VerdictHorizon:
+			sum.Horizon++
+		case engine.VerdictWatchdog:
+			sum.Watchdog++
+		case engine.VerdictError:
+			sum.Errors++
+		}
+		if res.Checked {
+			sum.Checked = true
+		}
+		if res.Divergence != nil {
+			sum.Divergences++
+		}
+	}
+	var gs []report.Group
+	for _, g := range groups {
+		rep := g.rep()
+		rg := report.Group{
+			Signature:    g.sig,
+			Status:       g.status,
+			Kind:         rep.Failure.Kind,
+			Reason:       rep.Failure.Reason,
+			Seeds:        g.seeds(),
+			FaultClasses: engine.FaultClasses(rep),
+			Shrunk:       g.shrunk,
+			ShrinkNote:   g.note,
+			Faults:       rep.Faults,
+			Trace:        rep.Trace,
+			Replay:       r.replayCommand(rep.Seed),
+			FirstSeen:    r.ev.SHA,
+			LastSeen:     r.ev.SHA,
+			AtNS:         rep.Failure.AtNS,
+		}
+		if g.status == statusKnown {
+			rg.FirstSeen = g.entry.FirstSeen
+			sum.Known++
+		} else {
+			sum.New++
+		}
+		gs = append(gs, rg)
+	}
+	for _, sig := range fixed {
+		e := base.Signatures[sig]
+		seeds := append([]uint64(nil), e.Seeds...)
+		sortSeeds(seeds)
+		rg := report.Group{
+			Signature:  sig,
+			Status:     statusFixed,
+			Kind:       e.Kind,
+			Reason:     e.Reason,
+			Seeds:      seeds,
+			Shrunk:     e.Shrunk,
+			ShrinkNote: "fixed: its seeds pass now",
+			FirstSeen:  e.FirstSeen,
+			LastSeen:   e.LastSeen,
+		}
+		if len(seeds) > 0 {
+			rg.Replay = r.replayCommand(seeds[0])
+		}
+		gs = append(gs, rg)
+		sum.Fixed++
+	}
+	sort.SliceStable(gs, func(i, j int) bool {
+		a, b := gs[i], gs[j]
+		if ra, rb := statusRank(a.Status), statusRank(b.Status); ra != rb {
+			return ra < rb
+		}
+		if len(a.Seeds) > 0 && len(b.Seeds) > 0 && a.Seeds[0] != b.Seeds[0] {
+			return a.Seeds[0] < b.Seeds[0]
+		}
+		return a.Signature < b.Signature
+	})
+
+	d := &report.Data{
+		Title:      "seedfall: " + r.in.Config,
+		Groups:     gs,
+		Properties: aggregateProperties(results),
+	}
+	if m := base.Mutation; m != nil {
+		sum.MutationScore = m.Score
+		for _, mu := range m.Mutants {
+			d.Mutants = append(d.Mutants, report.Mutant{Name: mu.Name, Site: mu.Site, Killed: mu.Killed, Seed: mu.Seed})
+		}
+	}
+	if r.ev.Owner != "" && r.env.RunIDString() != "" {
+		sum.ReportURL = fmt.Sprintf("%s/%s/%s/actions/runs/%s", strings.TrimSuffix(r.env.serverURL(), "/"), r.ev.Owner, r.ev.Repo, r.env.RunIDString())
+	}
+	sum.Conclusion = "success"
+	if exitCode(r.in.FailOn, sum) != ExitPass {
+		sum.Conclusion = "failure"
+	}
+	d.Summary = sum
+	return d
+}
+
+// RunIDString is GITHUB_RUN_ID as text, "" when unknown.
+func (e Env) RunIDString() string {
+	if e.RunID == 0 {
+		return ""
+	}
+	return fmt.Sprint(e.RunID)
+}
+
+// aggregateProperties totals property hits across the sweep, sorted by name: seeds
+// that reached each property and seeds in which it held.
+func aggregateProperties(results []engine.Result) []report.Property {
+	by := map[string]*report.Property{}
+	for _, res := range results {
+		for _, p := range res.Properties {
+			agg, ok := by[p.Name]
+			if !ok {
+				agg = &report.Property{Name: p.Name, Kind: string(p.Kind)}
+				by[p.Name] = agg
+			}
+			if p.Reached {
+				agg.Reached++
+				if p.Held {
+					agg.Held++
+				}
+			}
+		}
+	}
+	names := make([]string, 0, len(by))
+	for n := range by {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]report.Property, 0, len(names))
+	for _, n := range names {
+		p := *by[n] // Verdict left empty: report derives it from the counts
+		out = append(out, p)
+	}
+	return out
+}
+
+// exitCode applies the fail-on policy.
+func exitCode(failOn string, s report.Summary) int {
+	switch failOn {
+	case FailOnNever:
+		return ExitPass
+	case FailOnAny:
+		if s.New+s.Known > 0 || s.Errors > 0 || s.Divergences > 0 {
+			return ExitFailure
+		}
+		return ExitPass
+	}
+	if s.New > 0 {
+		return ExitFailure
+	}
+	return ExitPass
+}
+
+// writeFiles writes report.html, report.md, junit.xml, results.jsonl and the shrunk
+// plans into dir.
+func writeFiles(dir string, d *report.Data, results []engine.Result, groups []*group) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("report directory: %w", err)
+	}
+	render := []struct {
+		name string
+		fn   func(io.Writer) error
+	}{
+		{ReportHTML, func(w io.Writer) error { return report.HTML(w, d) }},
+		{ReportMarkdown, func(w io.Writer) error { return report.Markdown(w, d, 0) }},
+		{JUnitXML, func(w io.Writer) error { return report.JUnit(w, d) }},
+		{ResultsJSONL, func(w io.Writer) error { return WriteResults(w, results) }},
+	}
+	for _, f := range render {
+		var buf bytes.Buffer
+		if err := f.fn(&buf); err != nil {
+			return fmt.Errorf("render %s: %w", f.name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f.name), buf.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", f.name, err)
+		}
+	}
+	for _, g := range groups {
+		if len(g.shrunk) == 0 || g.status != statusNew {
+			continue
+		}
+		plan := engine.FaultPlan{Seed: g.rep().Seed, Faults: g.shrunk}
+		data, err := json.MarshalIndent(plan, "", "  ")
+		if err != nil {
+			return err
+		}
+		fd := filepath.Join(dir, FaultsDir)
+		if err := os.MkdirAll(fd, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(fd, g.sig+".json"), append(data, '\n'), 0o644); err != nil {
+			return fmt.Errorf("write shrunk plan: %w", err)
+		}
+	}
+	return nil
+}
+
+// publish writes the job summary and annotations, then the PR comment and commit status.
+// Nothing here fails the run: a read-only token gets a notice, other API errors a warning.
+func (r *runner) publish(ctx context.Context, d *report.Data) {
+	if r.env.SummaryPath != "" {
+		var buf bytes.Buffer
+		if err := report.Markdown(&buf, d, SummaryLimit); err != nil {
+			r.action.Warningf("seedfall: job summary: %v", err)
+		} else if err := appendFile(r.env.SummaryPath, buf.Bytes()); err != nil {
+			r.action.Warningf("seedfall: job summary %s: %v", r.env.SummaryPath, err)
+		}
+	}
+	r.annotate(d)
+
+	if r.client == nil || r.ev.SHA == "" {
+		return
+	}
+	if r.in.Token == "" {
+		r.action.Noticef("seedfall: no token: skipped the PR comment and commit status; the job summary and annotations carry the report")
+		return
+	}
+	var skipped []string
+	if r.ev.PR != 0 && r.in.Comment {
+		var buf bytes.Buffer
+		buf.WriteString(CommentMarker + "\n")
+		err := report.Markdown(&buf, d, CommentLimit-len(CommentMarker)-1)
+		if err == nil {
+			var created bool
+			created, err = upsertComment(ctx, r.client, r.ev.Owner, r.ev.Repo, r.ev.PR, buf.String())
+			if err == nil {
+				verb := "updated"
+				if created {
+					verb = "created"
+				}
+				r.printf("seedfall ci: PR #%d comment %s", r.ev.PR, verb)
+			}
+		}
+		switch {
+		case readOnly(err):
+			skipped = append(skipped, "the PR comment")
+		case err != nil:
+			r.action.Warningf("seedfall: PR comment: %v", err)
+		}
+	}
+	s := d.Summary
+	desc := fmt.Sprintf("%d new, %d known, %d fixed; %d/%d seeds passed", s.New, s.Known, s.Fixed, s.Passed, s.Total)
+	err := setStatus(ctx, r.client, r.ev.Owner, r.ev.Repo, r.ev.SHA, s.Conclusion, desc, s.ReportURL)
+	switch {
+	case readOnly(err):
+		skipped = append(skipped, "the commit status")
+	case err != nil:
+		r.action.Warningf("seedfall: %v", err)
+	}
+	if len(skipped) > 0 {
+		why := "the token is read-only"
+		if r.ev.Fork {
+			why = "the token of a fork pull request is read-only"
+		}
+		r.action.Noticef("seedfall: %s: skipped %s; the job summary and annotations carry the report", why, strings.Join(skipped, " and "))
+	}
+}
+
+// annotate prints an error annotation per new signature, at most MaxAnnotations, and a
+// line counting the rest.
+func (r *runner) annotate(d *report.Data) {
+	var news []report.Group
+	for _, g := range d.Groups {
+		if g.Status == statusNew {
+			news = append(news, g)
+		}
+	}
+	for i, g := range news {
+		if i == MaxAnnotations {
+			r.action.WithFieldsMap(map[string]string{"title": "seedfall new failure"}).
+				Errorf("%d more new failure signatures; see the report", len(news)-MaxAnnotations)
+			break
+		}
+		r.action.WithFieldsMap(map[string]string{"title": "seedfall new failure"}).
+			Errorf("%s: %s (seeds %s); replay: %s", g.Signature, g.Reason, seedList(g.Seeds, 10), g.Replay)
+	}
+}
+
+func seedList(seeds []uint64, max int) string {
+	var parts []string
+	for i, s := range seeds {
+		if i == max {
+			parts = append(parts, fmt.Sprintf("… %d more", len(seeds)-max))
+			break
+		}
+		parts = append(parts, fmt.Sprint(s))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func appendFile(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// setOutputs writes the step outputs. go-githubactions panics when the file cannot be
+// written; that becomes an error here.
+func (r *runner) setOutputs(d *report.Data) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("write outputs to GITHUB_OUTPUT %s: %v", r.env.OutputPath, p)
+		}
+	}()
+	s := d.Summary
+	r.action.SetOutput("new", fmt.Sprint(s.New))
+	r.action.SetOutput("known", fmt.Sprint(s.Known))
+	r.action.SetOutput("fixed", fmt.Sprint(s.Fixed))
+	r.action.SetOutput("report", filepath.Join(r.in.Out, ReportHTML))
+	r.action.SetOutput("conclusion", s.Conclusion)
+	return nil
+}
+
+// nextBaseline is the baseline after this run: every failing signature recorded (seeds
+// that pass now dropped, seeds not swept kept), fixed ones marked fixed, the rest
+// untouched.
+func nextBaseline(base *Baseline, groups []*group, fixed []string, results []engine.Result, sha string, run int64) *Baseline {
+	next := base.Clone()
+	swept := map[uint64]bool{}
+	for _, res := range results {
+		swept[res.Seed] = true
+	}
+	for _, g := range groups {
+		rep := g.rep()
+		e, ok := next.Signatures[g.sig]
+		if !ok || e.Status == StatusFixed {
+			if !ok {
+				e = &Entry{FirstSeen: sha, FirstRun: run}
+			}
+			next.Signatures[g.sig] = e
+		}
+		var keep []uint64
+		for _, s := range e.Seeds {
+			if !swept[s] {
+				keep = append(keep, s)
+			}
+		}
+		e.Seeds = unionSeeds(keep, g.seeds())
+		e.Kind, e.Reason = rep.Failure.Kind, rep.Failure.Reason
+		if len(g.shrunk) > 0 {
+			e.Shrunk = g.shrunk
+		}
+		e.LastSeen, e.LastRun = sha, run
+		e.Status, e.FixedIn, e.FixedRun = StatusFailing, "", 0
+	}
+	for _, sig := range fixed {
+		e := next.Signatures[sig]
+		e.Status, e.FixedIn, e.FixedRun = StatusFixed, sha, run
+	}
+	return next
+}

@@ -1,0 +1,580 @@
+package ci
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seedfall/seedfall/engine"
+)
+
+// fakeEngine returns deterministic per-seed results: with bug set, seeds ≡ 3 (mod 7)
+// lose an acknowledged write (one signature, different numbers per seed); extra adds
+// more signatures, each failing on one seed of its own.
+type fakeEngine struct {
+	bug   bool
+	extra int
+
+	mu      sync.Mutex
+	swept   [][]uint64
+	shrinks []time.Duration
+	// onShrink, when set, runs at each Shrink (tests advance a fake clock here).
+	onShrink func()
+}
+
+func (e *fakeEngine) result(seed uint64) engine.Result {
+	r := engine.Result{
+		Seed: seed, Verdict: engine.VerdictPass,
+		TraceHash: fmt.Sprintf("%016x", seed*0x9e3779b97f4a7c15), TraceLines: 100 + int(seed%13),
+		EndNS: int64(seed) * 1_000_000,
+		Properties: []engine.PropertyHit{
+			{Name: "acknowledged writes survive", Kind: engine.PropAlways, Reached: true, Held: true, Count: 3},
+			{Name: "a crash happened", Kind: engine.PropSometimes, Reached: true, Held: seed%2 == 0, Count: 1},
+		},
+	}
+	crash := engine.Fault{AtNS: int64(seed) * 1000, Kind: engine.FaultCrash, Node: "server", DiskOp: int64(seed), RestartNS: 5e6}
+	part := engine.Fault{AtNS: int64(seed)*1000 + 1, Kind: engine.FaultPartition, Node: "server", Peers: []string{"client"}, DurationNS: 1e9}
+	fail := func(kind, reason string) {
+		r.Verdict = engine.VerdictFail
+		r.Faults = []engine.Fault{crash, part}
+		r.Failure = &engine.Failure{Kind: kind, Reason: reason, Node: "client#1", AtNS: int64(seed)*1000 + 5}
+		r.Failure.Signature = engine.Signature(&r)
+		r.Properties[0].Held = false
+		r.Trace = []string{fmt.Sprintf("0s client#1 | seed %d", seed), "<script>alert(1)</script>"}
+	}
+	switch {
+	case e.bug && seed%7 == 3:
+		fail("always", fmt.Sprintf("client#1: acknowledged write lost: k%d=v%d, server now answers NONE", seed, seed*3))
+	case e.extra > 0 && seed%11 == 5 && int(seed/11) < e.extra:
+		// A distinct reason per seed: words, not numbers, so they do not normalize together.
+		fail("node-exit", "server panicked: "+strings.Repeat("x", int(seed/11)+1))
+	}
+	return r
+}
+
+func (e *fakeEngine) Sweep(ctx context.Context, configPath string, seeds []uint64) ([]engine.Result, error) {
+	e.mu.Lock()
+	e.swept = append(e.swept, append([]uint64(nil), seeds...))
+	e.mu.Unlock()
+	out := make([]engine.Result, len(seeds))
+	for i, s := range seeds {
+		out[i] = e.result(s)
+	}
+	return out, nil
+}
+
+func (e *fakeEngine) Shrink(ctx context.Context, configPath string, r engine.Result, budget time.Duration) ([]engine.Fault, string, error) {
+	e.mu.Lock()
+	e.shrinks = append(e.shrinks, budget)
+	e.mu.Unlock()
+	if e.onShrink != nil {
+		e.onShrink()
+	}
+	return r.Faults[:1], fmt.Sprintf("%d → 1 faults", len(r.Faults)), nil
+}
+
+// ghRun is one simulated GitHub Actions run: event file, output and summary files.
+type ghRun struct {
+	env     Env
+	dir     string
+	stdout  bytes.Buffer
+	code    int
+	outputs map[string]string
+	summary string
+}
+
+func prEvent(pr int, headSHA, headRepo string) map[string]any {
+	return map[string]any{
+		"number": pr,
+		"pull_request": map[string]any{
+			"number": pr,
+			"head":   map[string]any{"sha": headSHA, "repo": map[string]any{"full_name": headRepo}},
+		},
+		"repository": map[string]any{"full_name": "acme/store", "default_branch": "main"},
+	}
+}
+
+func pushEvent(ref, after string) map[string]any {
+	return map[string]any{
+		"ref": ref, "after": after,
+		"repository": map[string]any{"full_name": "acme/store", "default_branch": "main"},
+	}
+}
+
+func runGH(t *testing.T, gh *fakeGitHub, name string, payload map[string]any, runID int64, in Inputs, eng Engine) *ghRun {
+	t.Helper()
+	dir := t.TempDir()
+	data, err := json.Marshal(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evPath := filepath.Join(dir, "event.json")
+	must(t, os.WriteFile(evPath, data, 0o644))
+	r := &ghRun{dir: dir}
+	r.env = Env{
+		EventName: name, EventPath: evPath, Repository: "acme/store",
+		SHA: "ffffffffffffffffffffffffffffffffffffffff", Ref: "refs/pull/7/merge",
+		APIURL: gh.srv.URL, ServerURL: "https://github.example", RunID: runID,
+		OutputPath: filepath.Join(dir, "output"), SummaryPath: filepath.Join(dir, "summary.md"),
+		HTTPClient: gh.srv.Client(),
+	}
+	in.Out = filepath.Join(dir, "out")
+	code, err := Run(context.Background(), in, r.env, eng, &r.stdout)
+	if err != nil {
+		t.Fatalf("Run: %v\nstdout:\n%s", err, r.stdout.String())
+	}
+	r.code = code
+	r.outputs = readOutputs(t, r.env.OutputPath)
+	if b, err := os.ReadFile(r.env.SummaryPath); err == nil {
+		r.summary = string(b)
+	}
+	return r
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readOutputs parses a GITHUB_OUTPUT file written with heredoc delimiters.
+func readOutputs(t *testing.T, path string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	must(t, err)
+	out := map[string]string{}
+	lines := strings.Split(string(b), "\n")
+	for i := 0; i < len(lines); i++ {
+		k, delim, ok := strings.Cut(lines[i], "<<")
+		if !ok {
+			continue
+		}
+		var val []string
+		for i++; i < len(lines) && lines[i] != delim; i++ {
+			val = append(val, lines[i])
+		}
+		out[k] = strings.Join(val, "\n")
+	}
+	return out
+}
+
+func testInputs(t *testing.T, baseline string) Inputs {
+	t.Helper()
+	in, err := ParseInputs([]string{"-c", "seedfall.json", "-seeds", "1-50", "-baseline", baseline, "-token", "t0ken", "-shrink-budget", "1m"}, nil, nil)
+	must(t, err)
+	return in
+}
+
+// TestEndToEnd walks a bug through its life on a pull request, against a fake GitHub:
+// introduced (new, comment created, status failure), merged (the push to the default
+// branch records it in the baseline on a data branch that does not exist yet), still
+// there (known, the same comment edited), fixed (fixed, status success).
+func TestEndToEnd(t *testing.T) {
+	gh := newFakeGitHub(t)
+	// 120 unrelated comments: the sticky one lands on page 2 of the listing.
+	for i := 0; i < 120; i++ {
+		gh.comments[7] = append(gh.comments[7], &fakeComment{ID: int64(i + 1), Body: fmt.Sprintf("looks good %d", i)})
+	}
+	in := testInputs(t, "branch:seedfall-baseline")
+	buggy, fixed := &fakeEngine{bug: true}, &fakeEngine{}
+
+	// 1. The PR introduces the bug.
+	r1 := runGH(t, gh, "pull_request", prEvent(7, "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1", "acme/store"), 101, in, buggy)
+	if r1.code != ExitFailure {
+		t.Errorf("run 1: exit %d, want %d\n%s", r1.code, ExitFailure, r1.stdout.String())
+	}
+	wantOutputs(t, "run 1", r1.outputs, "1", "0", "0", "failure")
+	if got := gh.markerComments(7); len(got) != 1 {
+		t.Fatalf("run 1: %d seedfall comments, want 1", len(got))
+	}
+	first := gh.markerComments(7)[0]
+	if st := gh.lastStatus(t); st.State != "failure" || st.Context != "seedfall" || st.SHA != "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1" {
+		t.Errorf("run 1: status %+v, want failure on the PR head", st)
+	}
+	if !strings.Contains(first.Body, "seedfall replay -c seedfall.json -seed 3") {
+		t.Errorf("run 1: comment lacks the replay command:\n%s", first.Body)
+	}
+	if !strings.Contains(r1.stdout.String(), "::error title=seedfall new failure::") {
+		t.Errorf("run 1: no error annotation:\n%s", r1.stdout.String())
+	}
+	if r1.summary == "" {
+		t.Error("run 1: empty job summary")
+	}
+	if _, ok := gh.file("seedfall-baseline", DefaultBaselinePath); ok {
+		t.Fatal("run 1: a pull request wrote the baseline")
+	}
+	for _, f := range []string{ReportHTML, ReportMarkdown, JUnitXML, ResultsJSONL, filepath.Join(FaultsDir, buggySig(t)+".json")} {
+		if _, err := os.Stat(filepath.Join(r1.dir, "out", f)); err != nil {
+			t.Errorf("run 1: %v", err)
+		}
+	}
+	if got, want := r1.outputs["report"], filepath.Join(r1.dir, "out", ReportHTML); got != want {
+		t.Errorf("run 1: output report = %q, want %q", got, want)
+	}
+
+	// 2. The PR merges: the push to main records the signature (creating the branch).
+	rm := runGH(t, gh, "push", pushEvent("refs/heads/main", "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2"), 102, in, buggy)
+	wantOutputs(t, "push", rm.outputs, "1", "0", "0", "failure")
+	raw, ok := gh.file("seedfall-baseline", DefaultBaselinePath)
+	if !ok {
+		t.Fatalf("push to main did not write the baseline:\n%s", rm.stdout.String())
+	}
+	base, err := ParseBaseline("fake", raw)
+	must(t, err)
+	e := base.Signatures[buggySig(t)]
+	if e == nil || e.Status != StatusFailing || e.FirstSeen != "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2" || len(e.Shrunk) != 1 || !reflect.DeepEqual(e.Seeds, []uint64{3, 10, 17, 24, 31, 38, 45}) {
+		t.Errorf("baseline entry after the push: %+v", e)
+	}
+
+	// 3. A later push to the PR: the bug is still there, so it is known; the comment is
+	// edited, not duplicated.
+	r2 := runGH(t, gh, "pull_request", prEvent(7, "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3", "acme/store"), 103, in, buggy)
+	if r2.code != ExitPass {
+		t.Errorf("run 2: exit %d, want 0 (fail-on new, the failure is known)\n%s", r2.code, r2.stdout.String())
+	}
+	wantOutputs(t, "run 2", r2.outputs, "0", "1", "0", "success")
+	cs := gh.markerComments(7)
+	if len(cs) != 1 || cs[0].ID != first.ID {
+		t.Fatalf("run 2: seedfall comments %v, want the one comment %d edited", cs, first.ID)
+	}
+	if cs[0].Body == first.Body || !strings.Contains(cs[0].Body, "known") {
+		t.Errorf("run 2: the comment was not updated to show the known signature:\n%s", cs[0].Body)
+	}
+	if strings.Contains(r2.stdout.String(), "::error title=seedfall new failure::") {
+		t.Error("run 2: a known signature was annotated as new")
+	}
+	if len(gh.comments[7]) != 121 {
+		t.Errorf("run 2: %d comments on the PR, want 121", len(gh.comments[7]))
+	}
+
+	// 4. The fix: the signature's seeds pass now.
+	r3 := runGH(t, gh, "pull_request", prEvent(7, "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4", "acme/store"), 104, in, fixed)
+	if r3.code != ExitPass {
+		t.Errorf("run 3: exit %d, want 0", r3.code)
+	}
+	wantOutputs(t, "run 3", r3.outputs, "0", "0", "1", "success")
+	if st := gh.lastStatus(t); st.State != "success" || st.SHA != "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4" || !strings.Contains(st.Description, "1 fixed") {
+		t.Errorf("run 3: status %+v, want success with 1 fixed", st)
+	}
+	if cs := gh.markerComments(7); len(cs) != 1 || !strings.Contains(cs[0].Body, "fixed") {
+		t.Errorf("run 3: comments %v", cs)
+	}
+	if gh.puts != 0 {
+		// The branch was created through the git API; no run but the push may write.
+		t.Errorf("contents PUTs = %d, want 0 (pull requests only read the baseline)", gh.puts)
+	}
+}
+
+func wantOutputs(t *testing.T, run string, got map[string]string, newN, known, fixed, conclusion string) {
+	t.Helper()
+	want := map[string]string{"new": newN, "known": known, "fixed": fixed, "conclusion": conclusion}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: output %s = %q, want %q (outputs %v)", run, k, got[k], v, got)
+		}
+	}
+}
+
+func buggySig(t *testing.T) string {
+	r := (&fakeEngine{bug: true}).result(3)
+	return r.Failure.Signature
+}
+
+// TestPushUpdatesBaselineAndFix checks the baseline's life on the default branch: new,
+// then known (first seen kept, last seen moved), then fixed, then gone from the labels.
+func TestPushUpdatesBaselineAndFix(t *testing.T) {
+	gh := newFakeGitHub(t)
+	gh.branches["seedfall-baseline"] = map[string][]byte{}
+	in := testInputs(t, "branch:seedfall-baseline:data/baseline.json")
+	sig := buggySig(t)
+	steps := []struct {
+		eng              *fakeEngine
+		sha              string
+		new, known, fix  string
+		status, firstSee string
+	}{
+		{&fakeEngine{bug: true}, "1111111111111111111111111111111111111111", "1", "0", "0", StatusFailing, "1111111111111111111111111111111111111111"},
+		{&fakeEngine{bug: true}, "2222222222222222222222222222222222222222", "0", "1", "0", StatusFailing, "1111111111111111111111111111111111111111"},
+		{&fakeEngine{}, "3333333333333333333333333333333333333333", "0", "0", "1", StatusFixed, "1111111111111111111111111111111111111111"},
+		{&fakeEngine{}, "4444444444444444444444444444444444444444", "0", "0", "0", StatusFixed, "1111111111111111111111111111111111111111"},
+	}
+	for i, s := range steps {
+		r := runGH(t, gh, "push", pushEvent("refs/heads/main", s.sha), int64(200+i), in, s.eng)
+		wantOutputs(t, fmt.Sprintf("push %d", i+1), r.outputs, s.new, s.known, s.fix, map[bool]string{true: "failure", false: "success"}[s.new == "1"])
+		raw, ok := gh.file("seedfall-baseline", "data/baseline.json")
+		if !ok {
+			t.Fatalf("push %d: no baseline", i+1)
+		}
+		b, err := ParseBaseline("fake", raw)
+		must(t, err)
+		e := b.Signatures[sig]
+		if e == nil || e.Status != s.status || e.FirstSeen != s.firstSee {
+			t.Errorf("push %d: entry %+v, want status %s first seen %s", i+1, e, s.status, s.firstSee)
+		}
+		if i == 2 && e.FixedIn != s.sha {
+			t.Errorf("push 3: fixed_in %q, want %q", e.FixedIn, s.sha)
+		}
+	}
+}
+
+// TestPushToOtherBranchDoesNotWrite: only the default branch writes the baseline.
+func TestPushToOtherBranchDoesNotWrite(t *testing.T) {
+	gh := newFakeGitHub(t)
+	gh.branches["seedfall-baseline"] = map[string][]byte{}
+	runGH(t, gh, "push", pushEvent("refs/heads/feature", "5555555555555555555555555555555555555555"), 1, testInputs(t, "branch:seedfall-baseline"), &fakeEngine{bug: true})
+	if gh.puts != 0 {
+		t.Errorf("a push to a feature branch wrote the baseline")
+	}
+}
+
+// TestBaselineCAS: two concurrent writers start from the same baseline; the fake API
+// refuses the second PUT (stale SHA, 409), the loser re-reads, merges and retries, and
+// both signatures land.
+func TestBaselineCAS(t *testing.T) {
+	gh := newFakeGitHub(t)
+	start := NewBaseline()
+	start.Signatures["sig-000000000000"] = &Entry{Reason: "old", Seeds: []uint64{1}, FirstSeen: "s0", LastSeen: "s0", Status: StatusFailing, FirstRun: 1, LastRun: 1}
+	data, err := start.Marshal()
+	must(t, err)
+	gh.branches["seedfall-baseline"] = map[string][]byte{"b.json": data}
+
+	client, err := NewClient(gh.srv.URL, "t", gh.srv.Client())
+	must(t, err)
+	store := BranchStore{Client: client, Owner: "acme", Repo: "store", Branch: "seedfall-baseline", Path: "b.json"}
+
+	// Both writers load before either saves, and the first two PUTs are held until both
+	// have arrived, so exactly one of them must lose.
+	var loaded, arrived sync.WaitGroup
+	loaded.Add(2)
+	arrived.Add(2)
+	var putMu sync.Mutex
+	puts := 0
+	gh.beforePut = func() {
+		putMu.Lock()
+		puts++
+		k := puts
+		putMu.Unlock()
+		if k <= 2 {
+			arrived.Done()
+			arrived.Wait()
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, sig := range []string{"sig-aaaaaaaaaaaa", "sig-bbbbbbbbbbbb"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b, v, err := store.Load(context.Background())
+			loaded.Done()
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			loaded.Wait()
+			b.Signatures[sig] = &Entry{Reason: sig, Seeds: []uint64{uint64(10 + i)}, FirstSeen: sig, LastSeen: sig, Status: StatusFailing, FirstRun: int64(10 + i), LastRun: int64(10 + i)}
+			b.Signatures["sig-000000000000"].LastSeen, b.Signatures["sig-000000000000"].LastRun = sig, int64(10+i)
+			b.Signatures["sig-000000000000"].Seeds = append(b.Signatures["sig-000000000000"].Seeds, uint64(20+i))
+			errs[i] = UpdateBaseline(context.Background(), store, v, b)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		must(t, err)
+	}
+	if gh.conflict == 0 {
+		t.Fatal("no write was refused as stale: the test did not exercise compare-and-swap")
+	}
+	raw, _ := gh.file("seedfall-baseline", "b.json")
+	b, err := ParseBaseline("fake", raw)
+	must(t, err)
+	for _, sig := range []string{"sig-000000000000", "sig-aaaaaaaaaaaa", "sig-bbbbbbbbbbbb"} {
+		if b.Signatures[sig] == nil {
+			t.Errorf("signature %s lost; baseline:\n%s", sig, raw)
+		}
+	}
+	old := b.Signatures["sig-000000000000"]
+	if old.FirstSeen != "s0" || old.LastSeen != "sig-bbbbbbbbbbbb" || !reflect.DeepEqual(old.Seeds, []uint64{1, 20, 21}) {
+		t.Errorf("merged entry %+v: want first seen s0, last seen by the later run, seeds 1,20,21", old)
+	}
+}
+
+// TestFork: a fork PR's token is read-only. Comment and status are skipped with a
+// notice, the summary and annotations still appear, and the exit code follows fail-on.
+func TestFork(t *testing.T) {
+	for _, tc := range []struct {
+		failOn string
+		code   int
+	}{{FailOnNew, ExitFailure}, {FailOnNever, ExitPass}} {
+		t.Run(tc.failOn, func(t *testing.T) {
+			gh := newFakeGitHub(t)
+			gh.readOnly = true
+			in := testInputs(t, "")
+			in.FailOn = tc.failOn
+			r := runGH(t, gh, "pull_request", prEvent(9, "e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5", "stranger/store"), 1, in, &fakeEngine{bug: true})
+			if r.code != tc.code {
+				t.Errorf("exit %d, want %d", r.code, tc.code)
+			}
+			out := r.stdout.String()
+			if !regexp.MustCompile(`(?m)^::notice::seedfall: the token of a fork pull request is read-only: skipped the PR comment and the commit status`).MatchString(out) {
+				t.Errorf("no fork notice:\n%s", out)
+			}
+			if !strings.Contains(out, "::error title=seedfall new failure::") {
+				t.Errorf("no annotation:\n%s", out)
+			}
+			if strings.Contains(out, "::warning") {
+				t.Errorf("a read-only token should not warn:\n%s", out)
+			}
+			if !strings.Contains(r.summary, buggySig(t)) {
+				t.Errorf("summary lacks the signature:\n%s", r.summary)
+			}
+			if len(gh.markerComments(9)) != 0 || len(gh.statuses) != 0 {
+				t.Error("a read-only run wrote to the API")
+			}
+			if r.outputs["new"] != "1" {
+				t.Errorf("outputs %v", r.outputs)
+			}
+		})
+	}
+}
+
+// TestCorruptBaseline: bad JSON in the baseline file is a warning naming the file and
+// the JSON error; the run still reports everything as new.
+func TestCorruptBaseline(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "baseline.json")
+	must(t, os.WriteFile(path, []byte(`{"version":1,"signatures":{`), 0o644))
+	in := testInputs(t, path)
+	in.Out = filepath.Join(dir, "out")
+	var stdout bytes.Buffer
+	code, err := Run(context.Background(), in, Env{}, &fakeEngine{bug: true}, &stdout)
+	must(t, err)
+	if code != ExitFailure {
+		t.Errorf("exit %d, want %d", code, ExitFailure)
+	}
+	out := stdout.String()
+	if !strings.Contains(out, "::warning title=seedfall baseline::baseline "+path+" is unreadable: invalid JSON: unexpected end of JSON input") {
+		t.Errorf("no clear warning:\n%s", out)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "out", ReportMarkdown))
+	must(t, err)
+	if !strings.Contains(string(md), buggySig(t)) {
+		t.Errorf("report lacks the signature:\n%s", md)
+	}
+}
+
+// TestLocalFileBaseline: a local run (no GitHub) reads a file baseline but does not
+// write it; the same flow with a push to the default branch writes it.
+func TestLocalFileBaseline(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "b.json")
+	in := testInputs(t, path)
+	in.Out = filepath.Join(dir, "out")
+	var stdout bytes.Buffer
+	if _, err := Run(context.Background(), in, Env{}, &fakeEngine{bug: true}, &stdout); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("a local run wrote the baseline: %v", err)
+	}
+	ev := filepath.Join(dir, "ev.json")
+	data, _ := json.Marshal(map[string]any{"repository": map[string]any{"full_name": "acme/store"}})
+	must(t, os.WriteFile(ev, data, 0o644))
+	// A scheduled run without a token and GitHub API: the file store needs neither.
+	env := Env{EventName: "schedule", EventPath: ev, SHA: "abc", APIURL: "http://127.0.0.1:1"}
+	in.Token = ""
+	stdout.Reset()
+	if _, err := Run(context.Background(), in, env, &fakeEngine{bug: true}, &stdout); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	must(t, err)
+	b, err := ParseBaseline(path, raw)
+	must(t, err)
+	if e := b.Signatures[buggySig(t)]; e == nil || e.FirstSeen != "abc" {
+		t.Errorf("baseline after a scheduled run:\n%s", raw)
+	}
+	if !strings.Contains(stdout.String(), "::notice::seedfall: no token") {
+		t.Errorf("want a no-token notice:\n%s", stdout.String())
+	}
+}
+
+// TestShrinkBudget: the budget is split over the new signatures, unused time passes
+// on, and signatures past the budget are noted, not shrunk.
+func TestShrinkBudget(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	eng := &fakeEngine{extra: 3}
+	eng.onShrink = func() { now = now.Add(time.Minute) }
+	dir := t.TempDir()
+	in := testInputs(t, "")
+	in.Seeds = "1-60"
+	in.ShrinkBudget = 90 * time.Second
+	in.Out = dir
+	var stdout bytes.Buffer
+	_, err := Run(context.Background(), in, Env{Now: func() time.Time { return now }}, eng, &stdout)
+	must(t, err)
+	if want := []time.Duration{30 * time.Second, 15 * time.Second}; !reflect.DeepEqual(eng.shrinks, want) {
+		t.Errorf("shrink budgets %v, want %v", eng.shrinks, want)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, ReportMarkdown))
+	must(t, err)
+	if n := strings.Count(string(md), "not shrunk: budget exhausted"); n != 1 {
+		t.Errorf("%d groups noted as out of budget, want 1:\n%s", n, md)
+	}
+}
+
+// TestAnnotationsCapped: at most MaxAnnotations error annotations, then one count line.
+func TestAnnotationsCapped(t *testing.T) {
+	dir := t.TempDir()
+	in := testInputs(t, "")
+	in.Seeds = "1-200"
+	in.Out = dir
+	in.ShrinkBudget = 0
+	var stdout bytes.Buffer
+	_, err := Run(context.Background(), in, Env{}, &fakeEngine{extra: 14}, &stdout)
+	must(t, err)
+	lines := regexp.MustCompile(`(?m)^::error title=seedfall new failure::.*$`).FindAllString(stdout.String(), -1)
+	if len(lines) != MaxAnnotations+1 {
+		t.Fatalf("%d error annotations, want %d:\n%s", len(lines), MaxAnnotations+1, stdout.String())
+	}
+	if !strings.Contains(lines[MaxAnnotations], "4 more new failure signatures") {
+		t.Errorf("last annotation %q, want a count of the 4 others", lines[MaxAnnotations])
+	}
+}
+
+// TestDeterministicFiles: the same sweep writes the same bytes.
+func TestDeterministicFiles(t *testing.T) {
+	var outs [2]map[string][]byte
+	for i := range outs {
+		dir := filepath.Join(t.TempDir(), "out")
+		in := testInputs(t, "")
+		in.Out = dir
+		var stdout bytes.Buffer
+		_, err := Run(context.Background(), in, Env{}, &fakeEngine{bug: true, extra: 3}, &stdout)
+		must(t, err)
+		outs[i] = map[string][]byte{}
+		for _, f := range []string{ReportHTML, ReportMarkdown, JUnitXML, ResultsJSONL} {
+			b, err := os.ReadFile(filepath.Join(dir, f))
+			must(t, err)
+			outs[i][f] = b
+		}
+	}
+	for f, b := range outs[0] {
+		if !bytes.Equal(b, outs[1][f]) {
+			t.Errorf("%s differs between two identical runs", f)
+		}
+	}
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/seedfall/seedfall/engine"
+)
+
+// loadPlan reads a fault plan file.
+func loadPlan(path string) (*engine.FaultPlan, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read fault plan: %w", err)
+	}
+	var p engine.FaultPlan
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, fmt.Errorf("%s: invalid fault plan: %w", path, err)
+	}
+	for i, f := range p.Faults {
+		if err := f.Validate(); err != nil {
+			return nil, fmt.Errorf("%s: faults[%d]: %w", path, i, err)
+		}
+	}
+	return &p, nil
+}
+
+func savePlan(path string, p *engine.FaultPlan) error {
+	data, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("replay", stderr)
+	cfgPath := fs.String("c", "seedfall.json", "config `file`")
+	seed := fs.Uint64("seed", 0, "the seed to replay (required)")
+	faults := fs.String("faults", "", "replay this fault plan `file` instead of the seed's own")
+	save := fs.String("save", "", "save the run's applied faults as a plan `file` (replays exactly with -faults)")
+	jsonOut := fs.Bool("json", false, "print the result as JSON (with the trace)")
+	check := fs.Bool("check", false, "run twice and compare traces")
+	mutation := fs.String("mutation", "", "run under a durability mutation of the simulated OS")
+	quiet := fs.Bool("q", false, "do not print the trace")
+	if code, stop := parseFlags(fs, args); stop {
+		return code
+	}
+	if !flagSet(fs, "seed") {
+		fmt.Fprintln(stderr, "seedfall replay: -seed is required")
+		return exitUsage
+	}
+	var plan *engine.FaultPlan
+	if *faults != "" {
+		var err error
+		if plan, err = loadPlan(*faults); err != nil {
+			fmt.Fprintf(stderr, "seedfall replay: %v\n", err)
+			return exitUsage
+		}
+	}
+	sim, code := loadAndPrepare(ctx, *cfgPath, stderr, true)
+	if sim == nil {
+		return code
+	}
+	defer sim.Close()
+	opt := engine.RunOptions{Plan: plan, Trace: true, Check: *check, Mutation: *mutation}
+	if !*jsonOut && !*quiet {
+		opt.TraceHook = func(l string) { fmt.Fprintln(stdout, l) }
+	}
+	r := sim.Run(ctx, *seed, opt)
+	if *save != "" {
+		if err := savePlan(*save, &engine.FaultPlan{Seed: *seed, Faults: r.Faults}); err != nil {
+			fmt.Fprintf(stderr, "seedfall replay: -save: %v\n", err)
+			return exitUsage
+		}
+	}
+	if *jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(r)
+	} else {
+		fmt.Fprintln(stdout)
+		if r.Failed() {
+			printFailure(stdout, r, *cfgPath)
+		} else {
+			fmt.Fprintf(stdout, "ok seed %d: %s at t=%s, %s applied\n", r.Seed, r.Verdict, engine.FormatDuration(r.EndNS), plural(len(r.Faults), "fault", "faults"))
+		}
+		fmt.Fprintf(stdout, "trace %s (%d lines)\n", r.TraceHash, r.TraceLines)
+	}
+	if r.Failed() {
+		return exitFail
+	}
+	return exitPass
+}
+
+func flagSet(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			found = true
+		}
+	})
+	return found
+}

@@ -1,0 +1,388 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/report"
+)
+
+// sweepSpec is what a sweep needs; run, mutate, ci and mcp share it.
+type sweepSpec struct {
+	sim      *engine.Sim
+	seeds    []uint64
+	check    bool
+	mutation string
+	workers  int
+	inproc   bool
+	outDir   string
+	progress io.Writer // nil: quiet
+}
+
+// sweep runs the seeds, in worker processes unless inproc.
+func sweep(ctx context.Context, sp sweepSpec) ([]*engine.Result, error) {
+	cfg := sp.sim.Config()
+	total := len(sp.seeds)
+	done, failed := 0, 0
+	start := time.Now()
+	tty := isTerminal(sp.progress)
+	lastPrint := time.Now()
+	onResult := func(r *engine.Result) {
+		done++
+		if r.Failed() {
+			failed++
+		}
+		if sp.progress == nil {
+			return
+		}
+		el := time.Since(start)
+		rate := float64(done) / el.Seconds()
+		eta := time.Duration(float64(total-done)/max(rate, 1e-9)) * time.Second / time.Second
+		line := fmt.Sprintf("%d/%d seeds, %d failed, %.1f seeds/s, ETA %s", done, total, failed, rate, eta.Round(time.Second))
+		if tty {
+			fmt.Fprintf(sp.progress, "\r\033[K%s", line)
+			if done == total {
+				fmt.Fprintln(sp.progress)
+			}
+		} else if time.Since(lastPrint) > 10*time.Second || done == total {
+			lastPrint = time.Now()
+			fmt.Fprintln(sp.progress, line)
+		}
+	}
+	workers := sp.workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	if sp.inproc {
+		return sp.sim.Sweep(ctx, sp.seeds, engine.SweepOptions{Workers: workers, Check: sp.check, Mutation: sp.mutation, OutDir: sp.outDir, OnResult: onResult}), ctx.Err()
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("locate seedfall binary for workers: %w", err)
+	}
+	args := []string{"worker", "-c", cfg.Path, "-wasm", strings.Join(sp.sim.WasmPaths(), ",")}
+	if sp.check {
+		args = append(args, "-check")
+	}
+	if sp.mutation != "" {
+		args = append(args, "-mutation", sp.mutation)
+	}
+	if sp.outDir != "" {
+		args = append(args, "-outdir", sp.outDir)
+	}
+	return engine.SweepIsolated(ctx, cfg, sp.seeds, engine.IsolatedOptions{
+		Workers: workers,
+		Command: func() *exec.Cmd {
+			cmd := exec.Command(exe, args...)
+			cmd.Env = append(os.Environ(), "SEEDFALL_AS_CLI=1")
+			return cmd
+		},
+		OnResult: onResult,
+	})
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// sweepSummary is the -json output of run.
+type sweepSummary struct {
+	Config     string                   `json:"config"`
+	Seeds      int                      `json:"seeds"`
+	Passed     int                      `json:"passed"`
+	Failed     int                      `json:"failed"`
+	Horizon    int                      `json:"horizon"`
+	Watchdog   int                      `json:"watchdog"`
+	Errors     int                      `json:"errors"`
+	Checked    bool                     `json:"checked"`
+	Diverged   int                      `json:"diverged"`
+	LinUnknown int                      `json:"lin_unknown"`
+	Signatures []signatureGroup         `json:"signatures"`
+	Properties []engine.PropertySummary `json:"properties"`
+	PropFails  []string                 `json:"property_failures,omitempty"`
+	Results    string                   `json:"results_file,omitempty"`
+	WallSec    float64                  `json:"wall_seconds"`
+}
+
+type signatureGroup struct {
+	Signature string         `json:"signature"`
+	Kind      string         `json:"kind"`
+	Reason    string         `json:"reason"`
+	Seeds     []uint64       `json:"seeds"`
+	First     *engine.Result `json:"first"`
+	Faults    []engine.Fault `json:"faults_before_failure"`
+}
+
+// groupFailures groups failing results by signature, ordered by their lowest seed.
+func groupFailures(results []*engine.Result) []signatureGroup {
+	idx := map[string]int{}
+	var groups []signatureGroup
+	for _, r := range results {
+		if !r.Failed() || r.Failure == nil {
+			continue
+		}
+		sig := r.Failure.Signature
+		if sig == "" {
+			sig = engine.Signature(r)
+		}
+		i, ok := idx[sig]
+		if !ok {
+			i = len(groups)
+			idx[sig] = i
+			groups = append(groups, signatureGroup{Signature: sig, Kind: r.Failure.Kind, Reason: r.Failure.Reason, First: r, Faults: faultsBefore(r)})
+		}
+		groups[i].Seeds = append(groups[i].Seeds, r.Seed)
+	}
+	return groups
+}
+
+func summarize(cfgPath string, results []*engine.Result) sweepSummary {
+	s := sweepSummary{Config: cfgPath, Seeds: len(results)}
+	for _, r := range results {
+		switch r.Verdict {
+		case engine.VerdictPass:
+			s.Passed++
+		case engine.VerdictHorizon:
+			s.Passed++
+			s.Horizon++
+		case engine.VerdictFail:
+			s.Failed++
+		case engine.VerdictWatchdog:
+			s.Watchdog++
+		case engine.VerdictError:
+			s.Errors++
+		}
+		if r.Checked {
+			s.Checked = true
+		}
+		if r.Divergence != nil {
+			s.Diverged++
+		}
+		if r.LinUnknown {
+			s.LinUnknown++
+		}
+	}
+	s.Signatures = groupFailures(results)
+	s.Properties = engine.AggregateProperties(results)
+	for _, p := range s.Properties {
+		if p.OK {
+			continue
+		}
+		switch p.Kind {
+		case engine.PropSometimes:
+			s.PropFails = append(s.PropFails, fmt.Sprintf("sometimes %q was never true (reached on %d seeds)", p.Name, p.SeedsReached))
+		case engine.PropReachable:
+			s.PropFails = append(s.PropFails, fmt.Sprintf("reachable %q was never reached", p.Name))
+		}
+	}
+	return s
+}
+
+func propertyRows(ps []engine.PropertySummary) []report.Property {
+	var out []report.Property
+	for _, p := range ps {
+		v := "ok"
+		if !p.OK {
+			v = "FAIL"
+		}
+		out = append(out, report.Property{Name: p.Name, Kind: string(p.Kind), Reached: p.SeedsReached, Held: p.SeedsTrue, Verdict: v})
+	}
+	return out
+}
+
+// printSweep prints failures, the property table and the summary line; it returns the
+// exit code.
+func printSweep(w io.Writer, s sweepSummary, cfgArg string) int {
+	for _, g := range s.Signatures {
+		printFailure(w, g.First, cfgArg)
+		if len(g.Seeds) > 1 {
+			shown := g.Seeds
+			more := ""
+			if len(shown) > 12 {
+				more = fmt.Sprintf(" (+%d more)", len(shown)-12)
+				shown = shown[:12]
+			}
+			var ss []string
+			for _, x := range shown {
+				ss = append(ss, fmt.Sprint(x))
+			}
+			fmt.Fprintf(w, "  same failure (%s) on %s: %s%s\n", g.Signature, plural(len(g.Seeds), "seed", "seeds"), strings.Join(ss, ", "), more)
+		}
+		fmt.Fprintln(w)
+	}
+	if len(s.Properties) > 0 {
+		report.PropertyTable(w, propertyRows(s.Properties))
+		fmt.Fprintln(w)
+	}
+	for _, pf := range s.PropFails {
+		fmt.Fprintf(w, "FAIL property: %s\n", pf)
+	}
+	if s.Checked {
+		if s.Diverged == 0 {
+			fmt.Fprintf(w, "every seed ran twice, traces identical\n")
+		} else {
+			fmt.Fprintf(w, "NONDETERMINISM: %s whose two runs differ\n", plural(s.Diverged, "seed", "seeds"))
+		}
+	}
+	if s.LinUnknown > 0 {
+		fmt.Fprintf(w, "linearizability: %s where the checker timed out (unknown, not counted as passes of the check)\n", plural(s.LinUnknown, "seed", "seeds"))
+	}
+	bad := s.Failed + s.Watchdog + s.Errors
+	extra := ""
+	if s.Watchdog > 0 {
+		extra += fmt.Sprintf(", %d stopped by the watchdog", s.Watchdog)
+	}
+	if s.Errors > 0 {
+		extra += fmt.Sprintf(", %d could not run", s.Errors)
+	}
+	if bad == 0 {
+		fmt.Fprintf(w, "ok %s passed (%d hit the time horizon)\n", plural(s.Passed, "seed", "seeds"), s.Horizon)
+	} else {
+		fmt.Fprintf(w, "FAIL %d of %s failed (%s)%s; %d passed (%d hit the time horizon)\n",
+			bad, plural(s.Seeds, "seed", "seeds"), plural(len(s.Signatures), "distinct failure", "distinct failures"), extra, s.Passed, s.Horizon)
+	}
+	if bad > 0 || len(s.PropFails) > 0 {
+		return exitFail
+	}
+	return exitPass
+}
+
+// writeResults writes results as JSON lines.
+func writeResults(path string, results []*engine.Result) error {
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(f)
+	for _, r := range results {
+		if err := enc.Encode(r); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("run", stderr)
+	cfgPath := fs.String("c", "seedfall.json", "config `file`")
+	seedSpec := fs.String("seeds", "1-100", "seeds to run: 1-1000, 7, 1-5,9")
+	check := fs.Bool("check", false, "run every seed twice and compare traces line by line")
+	jsonOut := fs.Bool("json", false, "print a JSON summary instead of text")
+	out := fs.String("out", "", "write results as JSON lines to `file`")
+	workers := fs.Int("workers", runtime.NumCPU(), "parallel workers")
+	shard := fs.String("shard", "", "run shard `i/n` of the seeds (for CI matrices)")
+	inproc := fs.Bool("inproc", false, "run seeds in this process instead of worker processes (no protection against guests that spin)")
+	mutation := fs.String("mutation", "", "run under a durability mutation of the simulated OS")
+	quiet := fs.Bool("q", false, "no progress output")
+	if code, stop := parseFlags(fs, args); stop {
+		return code
+	}
+	seeds, err := engine.ParseSeeds(*seedSpec)
+	if err != nil {
+		fmt.Fprintf(stderr, "seedfall run: -seeds: %v\n", err)
+		return exitUsage
+	}
+	if *shard != "" {
+		i, n, err := engine.ParseShard(*shard)
+		if err != nil {
+			fmt.Fprintf(stderr, "seedfall run: -shard: %v\n", err)
+			return exitUsage
+		}
+		seeds = engine.Shard(seeds, i, n)
+	}
+	sim, code := loadAndPrepare(ctx, *cfgPath, stderr, *quiet)
+	if sim == nil {
+		return code
+	}
+	defer sim.Close()
+	var progress io.Writer = stderr
+	if *quiet {
+		progress = nil
+	}
+	outDir := ""
+	if *out != "" {
+		outDir = filepath.Dir(*out)
+	}
+	t0 := time.Now()
+	results, err := sweep(ctx, sweepSpec{sim: sim, seeds: seeds, check: *check, mutation: *mutation, workers: *workers, inproc: *inproc, progress: progress, outDir: outDir})
+	if err != nil && len(results) == 0 {
+		fmt.Fprintf(stderr, "seedfall run: %v\n", err)
+		return exitUsage
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "seedfall run: stopped early: %v (%d of %d seeds ran)\n", err, len(results), len(seeds))
+	}
+	sum := summarize(*cfgPath, results)
+	sum.WallSec = time.Since(t0).Seconds()
+	if *out != "" {
+		if err := writeResults(*out, results); err != nil {
+			fmt.Fprintf(stderr, "seedfall run: -out: %v\n", err)
+			return exitUsage
+		}
+		sum.Results = *out
+	}
+	if *jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(sum)
+		if sum.Failed+sum.Watchdog+sum.Errors > 0 || len(sum.PropFails) > 0 {
+			return exitFail
+		}
+		return exitPass
+	}
+	code = printSweep(stdout, sum, *cfgPath)
+	if !*quiet {
+		fmt.Fprintf(stderr, "%d seeds in %.1fs (%.1f seeds/s)\n", len(results), sum.WallSec, float64(len(results))/sum.WallSec)
+	}
+	if err != nil {
+		return exitUsage
+	}
+	return code
+}
+
+func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("worker", stderr)
+	cfgPath := fs.String("c", "", "config file")
+	wasm := fs.String("wasm", "", "comma-separated module files, one per node")
+	check := fs.Bool("check", false, "")
+	mutation := fs.String("mutation", "", "")
+	outDir := fs.String("outdir", "", "")
+	if code, stop := parseFlags(fs, args); stop {
+		return code
+	}
+	cfg, err := engine.LoadConfig(*cfgPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "worker: %v\n", err)
+		return exitUsage
+	}
+	sim, err := engine.Prepare(ctx, cfg, engine.PrepareOptions{Wasm: strings.Split(*wasm, ",")})
+	if err != nil {
+		fmt.Fprintf(stderr, "worker: %v\n", err)
+		return exitUsage
+	}
+	if err := engine.ServeWorker(ctx, sim, engine.RunOptions{Check: *check, Mutation: *mutation, OutDir: *outDir}, os.Stdin, stdout); err != nil {
+		fmt.Fprintf(stderr, "%v\n", err)
+		return exitUsage
+	}
+	return exitPass
+}

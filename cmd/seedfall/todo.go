@@ -1,0 +1,16 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+)
+
+func todo(name string) func(context.Context, []string, io.Writer, io.Writer) int {
+	return func(_ context.Context, _ []string, _, stderr io.Writer) int {
+		fmt.Fprintf(stderr, "%s: not yet\n", name)
+		return exitUsage
+	}
+}
+
+var cmdShrink, cmdCause, cmdMutate, cmdReport, cmdCI, cmdMerge, cmdMCP = todo("shrink"), todo("cause"), todo("mutate"), todo("report"), todo("ci"), todo("merge"), todo("mcp")

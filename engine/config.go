@@ -1,0 +1,340 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Duration is a time.Duration that reads and writes JSON as text ("250ms", "1.5s").
+type Duration time.Duration
+
+// MarshalJSON writes the duration as text.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads "250ms" (or a number of nanoseconds).
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var n int64
+		if err2 := json.Unmarshal(b, &n); err2 != nil {
+			return fmt.Errorf("want a duration such as \"250ms\", got %s", b)
+		}
+		*d = Duration(n)
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("want a duration such as \"250ms\", got %q", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Config describes a simulated world: the nodes, the workload and how hostile the world is.
+// It is read from seedfall.json.
+type Config struct {
+	// Nodes are the long-running processes of the system under test.
+	Nodes []NodeConfig `json:"nodes"`
+	// Workload is the node that drives the system and checks it; its exit ends the run
+	// (0 = pass).
+	Workload NodeConfig `json:"workload"`
+	// Faults says how hostile the world is.
+	Faults FaultConfig `json:"faults"`
+	// StrictDirs makes a create, rename, unlink or mkdir survive a crash only once its
+	// parent directory has been fsynced.
+	StrictDirs bool `json:"strict_dirs,omitempty"`
+	// Horizon is the virtual time at which a run stops and is counted as "horizon".
+	// Default 60s.
+	Horizon Duration `json:"horizon,omitempty"`
+	// Watchdog is the wall-clock budget of one run; a run that exceeds it (a guest
+	// spinning without host calls) is counted as "watchdog". Default 60s.
+	Watchdog Duration `json:"watchdog,omitempty"`
+	// MemoryLimitMiB caps each guest's linear memory. Default 512.
+	MemoryLimitMiB int `json:"memory_limit_mib,omitempty"`
+	// OutputLimitKiB caps the stdout+stderr one node incarnation may write to the trace;
+	// beyond it, output is counted and dropped. Default 1024.
+	OutputLimitKiB int `json:"output_limit_kib,omitempty"`
+	// Linearizability, when set, checks the workload's recorded history with Porcupine.
+	Linearizability *LinConfig `json:"linearizability,omitempty"`
+	// Mutate lists durability mutation operators for `seedfall mutate` (default: all).
+	Mutate []string `json:"mutate,omitempty"`
+
+	// Path is the file the config was read from; Dir is its directory. Packages are
+	// resolved against Dir.
+	Path string `json:"-"`
+	Dir  string `json:"-"`
+}
+
+// NodeConfig is one node (or the workload).
+type NodeConfig struct {
+	Name string `json:"name"`
+	// Pkg is the Go package to build, relative to the config's directory ("./server").
+	Pkg  string            `json:"pkg"`
+	Args []string          `json:"args,omitempty"`
+	Env  map[string]string `json:"env,omitempty"`
+	// NetOverlay builds the node with seedfall's wasip1 net package, so unmodified
+	// net.Listen, net.Dial and net/http use the simulated network.
+	NetOverlay bool `json:"net_overlay,omitempty"`
+	// Patches are unified diffs (relative to the config's directory) applied to the
+	// node's dependencies at build time through the build overlay.
+	Patches []string `json:"patches,omitempty"`
+	// Tags are extra build tags.
+	Tags []string `json:"tags,omitempty"`
+}
+
+// FaultConfig says how hostile the world is. Rates are per second of virtual time.
+type FaultConfig struct {
+	// CrashPerSec is the rate of crashes across the nodes (not the workload).
+	CrashPerSec float64 `json:"crash_per_sec,omitempty"`
+	// CrashMidOp is the share of crashes that happen in the middle of a disk op
+	// (default 0.5 when crashes are on).
+	CrashMidOp *float64 `json:"crash_mid_op,omitempty"`
+	// RestartDelay is the mean delay before a crashed node restarts (default 250ms).
+	RestartDelay Duration `json:"restart_delay,omitempty"`
+	// TornWrites lets a crash keep a torn prefix of a pending write.
+	TornWrites bool `json:"torn_writes,omitempty"`
+	// FsyncEIO is the probability that an fsync fails with EIO (Linux semantics).
+	FsyncEIO float64 `json:"fsync_eio,omitempty"`
+	// PartitionPerSec is the rate of network partitions; PartitionDuration their mean length
+	// (default 1s); OneWayShare the share that are one-way.
+	PartitionPerSec   float64  `json:"partition_per_sec,omitempty"`
+	PartitionDuration Duration `json:"partition_duration,omitempty"`
+	OneWayShare       float64  `json:"one_way_share,omitempty"`
+	// Latency is the base one-way link latency (default 1ms); Jitter the extra random part
+	// (default 1ms).
+	Latency Duration `json:"latency,omitempty"`
+	Jitter  Duration `json:"jitter,omitempty"`
+	// LatencySpikePerSec adds latency spikes of up to LatencySpike for about a second.
+	LatencySpikePerSec float64  `json:"latency_spike_per_sec,omitempty"`
+	LatencySpike       Duration `json:"latency_spike,omitempty"`
+	// ResetPerSec is the rate of connection resets.
+	ResetPerSec float64 `json:"reset_per_sec,omitempty"`
+	// PausePerSec is the rate of process pauses, of mean length PauseDuration (default 500ms).
+	PausePerSec   float64  `json:"pause_per_sec,omitempty"`
+	PauseDuration Duration `json:"pause_duration,omitempty"`
+	// ClockJumpPerSec is the rate of wall-clock jumps of up to ClockJump (default 5s),
+	// forward or back.
+	ClockJumpPerSec float64  `json:"clock_jump_per_sec,omitempty"`
+	ClockJump       Duration `json:"clock_jump,omitempty"`
+	// ClockSkewPPM gives each node a clock drift drawn from ±ClockSkewPPM.
+	ClockSkewPPM int64 `json:"clock_skew_ppm,omitempty"`
+	// StartAfter delays the first fault (default 50ms), so nodes can start.
+	StartAfter Duration `json:"start_after,omitempty"`
+	// MaxFaults caps the faults in one plan (default 64).
+	MaxFaults int `json:"max_faults,omitempty"`
+}
+
+// LinConfig names the Porcupine model the workload's history is checked against.
+type LinConfig struct {
+	Model   string   `json:"model"` // "register" or "kv"
+	Timeout Duration `json:"timeout,omitempty"`
+}
+
+var nodeName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
+// LoadConfig reads and validates a config file. Errors name the file and the field.
+func LoadConfig(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	cfg, err := ParseConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Path = abs
+	cfg.Dir = filepath.Dir(abs)
+	return cfg, nil
+}
+
+// ParseConfig decodes and validates a config. Unknown fields are errors.
+func ParseConfig(data []byte) (*Config, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var cfg Config
+	if err := dec.Decode(&cfg); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
+			return nil, fmt.Errorf("line %d: invalid JSON: %v", line, err)
+		case errors.As(err, &te):
+			return nil, fmt.Errorf("field %s: want %s, got JSON %s", te.Field, te.Type, te.Value)
+		case strings.HasPrefix(err.Error(), "json: unknown field"):
+			return nil, fmt.Errorf("%s (see the README for the fields a config takes)", strings.TrimPrefix(err.Error(), "json: "))
+		}
+		return nil, fmt.Errorf("invalid config: %w", err)
+	}
+	if dec.More() {
+		return nil, errors.New("trailing data after the config object")
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	return &cfg, nil
+}
+
+func (c *Config) validate() error {
+	if len(c.Nodes) == 0 && c.Workload.Pkg == "" {
+		return errors.New("field nodes: at least one node or a workload is required")
+	}
+	if c.Workload.Pkg == "" {
+		return errors.New("field workload.pkg: the workload's package is required (e.g. \"./client\")")
+	}
+	if c.Workload.Name == "" {
+		c.Workload.Name = "client"
+	}
+	seen := map[string]bool{}
+	check := func(field string, n NodeConfig) error {
+		if !nodeName.MatchString(n.Name) {
+			return fmt.Errorf("field %s.name: %q is not a node name (lower-case letters, digits and '-', starting with a letter)", field, n.Name)
+		}
+		if seen[n.Name] {
+			return fmt.Errorf("field %s.name: duplicate node name %q", field, n.Name)
+		}
+		seen[n.Name] = true
+		if n.Pkg == "" {
+			return fmt.Errorf("field %s.pkg: the node's Go package is required (e.g. \"./server\")", field)
+		}
+		return nil
+	}
+	for i, n := range c.Nodes {
+		if err := check(fmt.Sprintf("nodes[%d]", i), n); err != nil {
+			return err
+		}
+	}
+	if err := check("workload", c.Workload); err != nil {
+		return err
+	}
+	f := c.Faults
+	for _, r := range []struct {
+		name string
+		v    float64
+	}{
+		{"crash_per_sec", f.CrashPerSec}, {"partition_per_sec", f.PartitionPerSec},
+		{"reset_per_sec", f.ResetPerSec}, {"pause_per_sec", f.PausePerSec},
+		{"clock_jump_per_sec", f.ClockJumpPerSec}, {"latency_spike_per_sec", f.LatencySpikePerSec},
+	} {
+		if r.v < 0 || r.v > 1000 {
+			return fmt.Errorf("field faults.%s: %v is out of range (0 to 1000 per second)", r.name, r.v)
+		}
+	}
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"fsync_eio", f.FsyncEIO}, {"one_way_share", f.OneWayShare}} {
+		if p.v < 0 || p.v > 1 {
+			return fmt.Errorf("field faults.%s: %v is not a probability (0 to 1)", p.name, p.v)
+		}
+	}
+	if f.CrashMidOp != nil && (*f.CrashMidOp < 0 || *f.CrashMidOp > 1) {
+		return fmt.Errorf("field faults.crash_mid_op: %v is not a probability (0 to 1)", *f.CrashMidOp)
+	}
+	for _, d := range []struct {
+		name string
+		v    Duration
+	}{
+		{"horizon", c.Horizon}, {"watchdog", c.Watchdog}, {"faults.restart_delay", f.RestartDelay},
+		{"faults.partition_duration", f.PartitionDuration}, {"faults.latency", f.Latency},
+		{"faults.jitter", f.Jitter}, {"faults.pause_duration", f.PauseDuration},
+		{"faults.clock_jump", f.ClockJump}, {"faults.start_after", f.StartAfter},
+		{"faults.latency_spike", f.LatencySpike},
+	} {
+		if d.v < 0 {
+			return fmt.Errorf("field %s: %s is negative", d.name, time.Duration(d.v))
+		}
+	}
+	if f.ClockSkewPPM < 0 || f.ClockSkewPPM > 100000 {
+		return fmt.Errorf("field faults.clock_skew_ppm: %d is out of range (0 to 100000)", f.ClockSkewPPM)
+	}
+	if f.MaxFaults < 0 {
+		return fmt.Errorf("field faults.max_faults: %d is negative", f.MaxFaults)
+	}
+	if c.MemoryLimitMiB < 0 || c.MemoryLimitMiB > 4096 {
+		return fmt.Errorf("field memory_limit_mib: %d is out of range (1 to 4096)", c.MemoryLimitMiB)
+	}
+	if c.OutputLimitKiB < 0 {
+		return fmt.Errorf("field output_limit_kib: %d is negative", c.OutputLimitKiB)
+	}
+	if c.Linearizability != nil {
+		switch c.Linearizability.Model {
+		case "register", "kv":
+		default:
+			return fmt.Errorf("field linearizability.model: %q is not a model (want \"register\" or \"kv\")", c.Linearizability.Model)
+		}
+	}
+	for i, m := range c.Mutate {
+		if !knownMutation(m) {
+			return fmt.Errorf("field mutate[%d]: %q is not a mutation operator (want one of %s)", i, m, strings.Join(MutationNames(), ", "))
+		}
+	}
+	return nil
+}
+
+func (c *Config) setDefaults() {
+	if c.Horizon == 0 {
+		c.Horizon = Duration(60 * time.Second)
+	}
+	if c.Watchdog == 0 {
+		c.Watchdog = Duration(60 * time.Second)
+	}
+	if c.MemoryLimitMiB == 0 {
+		c.MemoryLimitMiB = 512
+	}
+	if c.OutputLimitKiB == 0 {
+		c.OutputLimitKiB = 1024
+	}
+	f := &c.Faults
+	if f.CrashMidOp == nil {
+		half := 0.5
+		f.CrashMidOp = &half
+	}
+	if f.RestartDelay == 0 {
+		f.RestartDelay = Duration(250 * time.Millisecond)
+	}
+	if f.PartitionDuration == 0 {
+		f.PartitionDuration = Duration(time.Second)
+	}
+	if f.Latency == 0 {
+		f.Latency = Duration(time.Millisecond)
+	}
+	if f.Jitter == 0 {
+		f.Jitter = Duration(time.Millisecond)
+	}
+	if f.PauseDuration == 0 {
+		f.PauseDuration = Duration(500 * time.Millisecond)
+	}
+	if f.ClockJump == 0 {
+		f.ClockJump = Duration(5 * time.Second)
+	}
+	if f.LatencySpike == 0 {
+		f.LatencySpike = Duration(100 * time.Millisecond)
+	}
+	if f.StartAfter == 0 {
+		f.StartAfter = Duration(50 * time.Millisecond)
+	}
+	if f.MaxFaults == 0 {
+		f.MaxFaults = 64
+	}
+	if c.Linearizability != nil && c.Linearizability.Timeout == 0 {
+		c.Linearizability.Timeout = Duration(10 * time.Second)
+	}
+}
+
+// AllNodes returns the nodes followed by the workload.
+func (c *Config) AllNodes() []NodeConfig {
+	return append(append([]NodeConfig(nil), c.Nodes...), c.Workload)
+}

@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// diskOp is one numbered mutating or syncing disk operation of an incarnation.
+type diskOp struct {
+	n     int64
+	what  string
+	crash bool // the plan crashes the node during this op
+}
+
+// beginDiskOp numbers the op and decides whether the node crashes during it.
+func (inc *incarnation) beginDiskOp(kind, path, detail string) diskOp {
+	inc.diskOps++
+	inc.w.stats.DiskOps++
+	what := kind + " " + path
+	if detail != "" {
+		what += " " + detail
+	}
+	op := diskOp{n: inc.diskOps, what: what}
+	inc.opWhat = what
+	if inc.crashAt == op.n || inc.node.crashNextOp {
+		op.crash = true
+	}
+	return op
+}
+
+// endDiskOp traces a completed op and moves time on.
+func (inc *incarnation) endDiskOp() {
+	inc.w.tracef(inc.label, "disk #%d %s", inc.diskOps, inc.opWhat)
+	inc.advance(tick)
+	inc.maybePreempt()
+}
+
+// crashNow records the crash fault of op (already partially applied) and stops the
+// guest at once. The scheduler finishes the crash (disk loss, restart) in afterExit.
+func (inc *incarnation) crashNow(op diskOp, partial string) {
+	n := inc.node
+	f := Fault{AtNS: inc.w.now, Kind: FaultCrash, Node: n.name, DiskOp: op.n, Incarnation: inc.n, Where: op.what}
+	if n.midPlanned != nil {
+		f.RestartNS = n.midPlanned.RestartNS
+	} else {
+		for _, a := range n.armed {
+			if a.Kind == FaultCrash && a.Incarnation == inc.n && a.DiskOp == op.n {
+				f.RestartNS = a.RestartNS
+			}
+		}
+	}
+	n.crashNextOp = false
+	n.midPlanned = nil
+	n.pendingMid = &f
+	inc.w.applied = append(inc.w.applied, f)
+	if partial != "" {
+		partial = " (" + partial + ")"
+	}
+	inc.w.tracef("fault", "crash %s during disk op #%d %s%s", inc.label, op.n, op.what, partial)
+	inc.crash = true
+	inc.killed = true
+	panic(sys.NewExitError(exitCrashed))
+}
+
+// maybeApply applies a namespace op that a crash interrupts, or not, by a draw from the
+// disk stream.
+func (inc *incarnation) maybeApply(fn func()) {
+	if inc.w.rngDisk.IntN(2) == 0 {
+		fn()
+	}
+}
+
+// syncShouldFail decides whether the fsync that is disk op n fails with EIO.
+func (inc *incarnation) syncShouldFail(n int64) bool {
+	w := inc.w
+	fail := false
+	var f *Fault
+	switch {
+	case inc.eioAt[n]:
+		fail = true
+	case inc.failNextSync:
+		fail = true
+		inc.failNextSync = false
+		f = inc.eioFault
+	}
+	if p := w.cfg.Faults.FsyncEIO; p > 0 {
+		// Always draw, so a replayed plan consumes the disk stream as the original run did.
+		hit := w.rngDisk.Float64() < p
+		if hit && w.opt.plan == nil && !fail {
+			fail = true
+		}
+	}
+	if fail {
+		rec := Fault{AtNS: w.now, Kind: FaultFsyncEIO, Node: inc.node.name, DiskOp: n, Incarnation: inc.n}
+		if f != nil {
+			rec.Where = f.Where
+		}
+		w.applied = append(w.applied, rec)
+	}
+	return fail
+}
+
+// maybePreempt is a seeded scheduling point at I/O calls: other nodes may run first.
+func (inc *incarnation) maybePreempt() {
+	if inc.w.rngSched.IntN(8) == 0 {
+		inc.yieldNow()
+	}
+}
+
+func (inc *incarnation) String() string { return fmt.Sprintf("%s(state %d)", inc.label, inc.state) }

@@ -1,0 +1,487 @@
+// Package disk simulates the filesystem of one node. It is pure Go and
+// single-threaded: the engine calls it from the WASI host layer, which keeps
+// the guest's fd table and hands this package clean absolute paths ("/",
+// "/data/kv.log") and inode numbers.
+//
+// The model is inode-based. Every regular file has volatile content (what
+// reads see), durable content (what survives a crash) and a list of pending
+// operations issued since its last sync. Every directory has volatile
+// entries, durable entries and a list of pending namespace operations. A
+// Crash rebuilds the disk from durable state plus a random selection of the
+// pending operations, drawn from a caller-supplied random stream, so the same
+// stream always yields the same disk.
+//
+// Durability rules:
+//
+//   - File data becomes durable when the file is synced (fd_sync or
+//     fd_datasync). O_SYNC and O_DSYNC writes need no support here: the host
+//     layer calls Sync right after WriteAt.
+//   - By default namespace operations (create, mkdir, unlink, rmdir, rename)
+//     are durable immediately and in order, like a journaling filesystem
+//     (ext4 data=ordered). A new file is durably present but empty until its
+//     data is synced. Syncing a directory is a no-op.
+//   - With Options.StrictDirs a namespace operation is durable only once its
+//     parent directory has been synced. Because durable entries belong to the
+//     directory inode, a renamed directory whose own entries were never synced
+//     comes back empty after a crash.
+//   - A failed sync (fsyncgate, as on Linux) returns EIO and forgets the
+//     pending operations without persisting them: the data stays readable but
+//     a later successful sync does not persist it.
+//
+// Unlinked inodes stay readable and writable through their Ino until the next
+// Crash, or until the host layer calls Release once the last fd is closed.
+package disk
+
+import (
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Ino identifies an inode. Inode numbers are never reused within an FS.
+type Ino uint64
+
+// RootIno is the inode of the root directory.
+const RootIno Ino = 1
+
+// MaxFileSize is the largest size a regular file may reach (1 GiB). Writes
+// or truncates past it fail with EFBIG.
+const MaxFileSize = 1 << 30
+
+// DefaultMaxBytes is the disk capacity used when Options.MaxBytes is 0.
+const DefaultMaxBytes = 256 << 20
+
+// Options configures an FS. The *Noop, RenameNonAtomic and ReorderSync
+// fields are mutation operators: they make the simulated OS lie about
+// durability, so that a test suite that passes against them is shown not to
+// check durability at all.
+type Options struct {
+	// StrictDirs makes namespace operations durable only once the parent
+	// directory is synced.
+	StrictDirs bool
+
+	// FsyncNoop makes every Sync return nil and persist nothing; the pending
+	// operations stay pending (and may still survive a crash by chance).
+	FsyncNoop bool
+	// FdatasyncNoop does the same for data-only syncs (fd_datasync) only.
+	FdatasyncNoop bool
+	// DirFsyncNoop makes syncing a directory persist nothing. It matters with
+	// StrictDirs, and with RenameNonAtomic.
+	DirFsyncNoop bool
+	// RenameNonAtomic makes a rename that replaces an existing target remove
+	// both the target and the old name durably at once, while the link under
+	// the new name becomes durable only at the next sync of its directory.
+	// A crash in between loses the file under both names. In the default
+	// mode such a pending link never survives a crash; with StrictDirs it is
+	// one more pending namespace operation of the directory.
+	RenameNonAtomic bool
+	// ReorderSync makes a Sync persist all pending operations but the last,
+	// which stays pending until the next sync. The rule needs no randomness
+	// at sync time. Adjacent writes are coalesced into one pending operation,
+	// so a file written only by appends persists nothing on its first sync.
+	ReorderSync bool
+
+	// MaxBytes caps the disk's footprint; operations that would exceed it
+	// fail with ENOSPC. 0 means DefaultMaxBytes. The footprint of a file is
+	// max(volatile size, durable size) plus the bytes of its pending writes,
+	// so unsynced data counts twice (page cache and disk) and a guest that
+	// overwrites without ever syncing is bounded too. Buffers grow by
+	// doubling, so host memory stays within a small multiple of MaxBytes.
+	MaxBytes int64
+}
+
+// FS is one node's simulated filesystem. It persists across the node's
+// incarnations: the engine calls Crash between them. It is not safe for
+// concurrent use.
+type FS struct {
+	opts     Options
+	maxBytes int64
+	inodes   map[Ino]*inode
+	next     Ino
+	used     int64
+}
+
+type inode struct {
+	ino   Ino
+	dir   bool
+	nlink int // volatile names
+	// drefs counts durable entries and pending links naming this inode. An
+	// inode with nlink == 0 and drefs == 0 cannot come back after a crash.
+	drefs int
+
+	// Regular files.
+	data         []byte // volatile content
+	durable      []byte
+	pending      []fileOp
+	pendingBytes int64
+	spare        []byte // reusable buffer for the next pending write
+
+	// Directories.
+	entries   map[string]Ino // volatile
+	dentries  map[string]Ino // durable
+	nspending []nsOp
+}
+
+// fileOp is a pending write (data at off) or truncate (to size off).
+type fileOp struct {
+	trunc bool
+	off   int64
+	data  []byte // owned by the op
+}
+
+// nsOp is a pending change to one directory's entries, applied atomically:
+// remove from (same-directory rename), then set name to ino, or remove name
+// when ino is 0.
+type nsOp struct {
+	name string
+	ino  Ino
+	from string
+}
+
+// New returns an FS holding only an empty root directory.
+func New(opts Options) *FS {
+	f := &FS{opts: opts, maxBytes: opts.MaxBytes, inodes: map[Ino]*inode{}, next: RootIno}
+	if f.maxBytes <= 0 {
+		f.maxBytes = DefaultMaxBytes
+	}
+	root := f.newInode(true)
+	root.nlink, root.drefs = 1, 1
+	return f
+}
+
+func (f *FS) newInode(dir bool) *inode {
+	in := &inode{ino: f.next, dir: dir}
+	if dir {
+		in.entries, in.dentries = map[string]Ino{}, map[string]Ino{}
+	}
+	f.inodes[in.ino] = in
+	f.next++
+	return in
+}
+
+// Used reports the disk's current footprint in bytes (see Options.MaxBytes).
+func (f *FS) Used() int64 { return f.used }
+
+func (in *inode) footprint() int64 {
+	return int64(max(len(in.data), len(in.durable))) + in.pendingBytes
+}
+
+// splitPath validates a clean absolute path and returns its components; the
+// root has none.
+func splitPath(path string) ([]string, error) {
+	if !strings.HasPrefix(path, "/") {
+		return nil, EINVAL
+	}
+	if path == "/" {
+		return nil, nil
+	}
+	comps := strings.Split(path[1:], "/")
+	for _, c := range comps {
+		if c == "" || c == "." || c == ".." {
+			return nil, EINVAL
+		}
+	}
+	return comps, nil
+}
+
+func (f *FS) resolve(comps []string) (*inode, error) {
+	cur := f.inodes[RootIno]
+	for _, c := range comps {
+		if !cur.dir {
+			return nil, ENOTDIR
+		}
+		ino, ok := cur.entries[c]
+		if !ok {
+			return nil, ENOENT
+		}
+		cur = f.inodes[ino]
+	}
+	return cur, nil
+}
+
+// errRoot is returned by parent for the root path; callers map it to the
+// errno their operation wants.
+var errRoot = EINVAL
+
+// parent resolves the directory holding path and the last component.
+func (f *FS) parent(path string) (*inode, string, bool, error) {
+	comps, err := splitPath(path)
+	if err != nil {
+		return nil, "", false, err
+	}
+	if len(comps) == 0 {
+		return nil, "", true, errRoot
+	}
+	d, err := f.resolve(comps[:len(comps)-1])
+	if err != nil {
+		return nil, "", false, err
+	}
+	if !d.dir {
+		return nil, "", false, ENOTDIR
+	}
+	return d, comps[len(comps)-1], false, nil
+}
+
+func (f *FS) get(ino Ino) (*inode, error) {
+	in, ok := f.inodes[ino]
+	if !ok {
+		return nil, EBADF
+	}
+	return in, nil
+}
+
+// Lookup resolves a clean absolute path to its inode. Errors: EINVAL for a
+// malformed path, ENOENT, ENOTDIR.
+func (f *FS) Lookup(path string) (Ino, error) {
+	comps, err := splitPath(path)
+	if err != nil {
+		return 0, err
+	}
+	in, err := f.resolve(comps)
+	if err != nil {
+		return 0, err
+	}
+	return in.ino, nil
+}
+
+// Stat describes an inode as reads see it. Size is 0 for directories; Nlink
+// is the number of names the inode has (0 once unlinked).
+type Stat struct {
+	Ino   Ino
+	Dir   bool
+	Size  int64
+	Nlink int
+}
+
+// Stat returns the volatile attributes of ino. Errors: EBADF.
+func (f *FS) Stat(ino Ino) (Stat, error) {
+	in, err := f.get(ino)
+	if err != nil {
+		return Stat{}, err
+	}
+	return Stat{Ino: in.ino, Dir: in.dir, Size: int64(len(in.data)), Nlink: in.nlink}, nil
+}
+
+// Entry is one name in a directory.
+type Entry struct {
+	Name string
+	Ino  Ino
+	Dir  bool
+}
+
+// ReadDir lists the volatile entries of directory ino, sorted by name.
+// Errors: EBADF, ENOTDIR.
+func (f *FS) ReadDir(ino Ino) ([]Entry, error) {
+	d, err := f.get(ino)
+	if err != nil {
+		return nil, err
+	}
+	if !d.dir {
+		return nil, ENOTDIR
+	}
+	out := make([]Entry, 0, len(d.entries))
+	for _, name := range slices.Sorted(maps.Keys(d.entries)) {
+		c := d.entries[name]
+		out = append(out, Entry{Name: name, Ino: c, Dir: f.inodes[c].dir})
+	}
+	return out, nil
+}
+
+// recordNs records a namespace operation on directory d: durable at once in
+// the default mode, pending otherwise. A directory that already has pending
+// operations (possible in the default mode only under RenameNonAtomic)
+// queues new ones behind them so that they become durable in order.
+func (f *FS) recordNs(d *inode, op nsOp) {
+	if op.ino != 0 {
+		f.inodes[op.ino].drefs++
+	}
+	if !f.opts.StrictDirs && len(d.nspending) == 0 {
+		f.applyNs(d, op)
+		return
+	}
+	d.nspending = append(d.nspending, op)
+}
+
+// applyNs makes op durable in d; op's pending reference, counted by
+// recordNs, becomes the durable entry's.
+func (f *FS) applyNs(d *inode, op nsOp) {
+	if op.from != "" {
+		f.dunlink(d, op.from)
+	}
+	f.dunlink(d, op.name)
+	if op.ino != 0 {
+		d.dentries[op.name] = op.ino
+	}
+}
+
+// dropNs forgets d's pending operations without applying them.
+func (f *FS) dropNs(d *inode, ops []nsOp) {
+	for _, op := range ops {
+		if op.ino != 0 {
+			f.inodes[op.ino].drefs--
+		}
+	}
+}
+
+func (f *FS) dunlink(d *inode, name string) {
+	if ino, ok := d.dentries[name]; ok {
+		delete(d.dentries, name)
+		if in := f.inodes[ino]; in != nil {
+			in.drefs--
+		}
+	}
+}
+
+// Create makes a new empty file, or directory if dir, at path. Errors:
+// EEXIST (also for "/"), ENOENT if the parent is missing, ENOTDIR, EINVAL.
+func (f *FS) Create(path string, dir bool) (Ino, error) {
+	d, name, root, err := f.parent(path)
+	if root {
+		return 0, EEXIST
+	}
+	if err != nil {
+		return 0, err
+	}
+	if _, ok := d.entries[name]; ok {
+		return 0, EEXIST
+	}
+	in := f.newInode(dir)
+	in.nlink = 1
+	d.entries[name] = in.ino
+	f.recordNs(d, nsOp{name: name, ino: in.ino})
+	return in.ino, nil
+}
+
+// Unlink removes the name of a regular file. The inode stays usable through
+// its Ino. Errors: EISDIR (also for "/"), ENOENT, ENOTDIR, EINVAL.
+func (f *FS) Unlink(path string) error {
+	d, name, root, err := f.parent(path)
+	if root {
+		return EISDIR
+	}
+	if err != nil {
+		return err
+	}
+	ino, ok := d.entries[name]
+	if !ok {
+		return ENOENT
+	}
+	in := f.inodes[ino]
+	if in.dir {
+		return EISDIR
+	}
+	f.removeName(d, name, in)
+	return nil
+}
+
+// Rmdir removes an empty directory. Errors: ENOTEMPTY, ENOTDIR, ENOENT,
+// EINVAL (also for "/").
+func (f *FS) Rmdir(path string) error {
+	d, name, _, err := f.parent(path)
+	if err != nil {
+		return err
+	}
+	ino, ok := d.entries[name]
+	if !ok {
+		return ENOENT
+	}
+	in := f.inodes[ino]
+	if !in.dir {
+		return ENOTDIR
+	}
+	if len(in.entries) > 0 {
+		return ENOTEMPTY
+	}
+	f.removeName(d, name, in)
+	return nil
+}
+
+func (f *FS) removeName(d *inode, name string, in *inode) {
+	delete(d.entries, name)
+	in.nlink--
+	f.recordNs(d, nsOp{name: name})
+}
+
+// Rename moves oldpath to newpath, atomically replacing a file target, or an
+// empty directory target when oldpath is a directory (POSIX rename). Errors:
+// ENOENT, ENOTDIR, EISDIR (file over directory), ENOTEMPTY, EINVAL (root, or
+// a directory moved into its own subtree).
+func (f *FS) Rename(oldpath, newpath string) error {
+	src, oldname, rootOld, err := f.parent(oldpath)
+	if err != nil && !rootOld {
+		return err
+	}
+	dst, newname, rootNew, err := f.parent(newpath)
+	if err != nil && !rootNew {
+		return err
+	}
+	if rootOld || rootNew {
+		return EINVAL
+	}
+	ino, ok := src.entries[oldname]
+	if !ok {
+		return ENOENT
+	}
+	in := f.inodes[ino]
+	if oldpath == newpath {
+		return nil
+	}
+	if in.dir && strings.HasPrefix(newpath, oldpath+"/") {
+		return EINVAL
+	}
+	var target *inode
+	if t, ok := dst.entries[newname]; ok {
+		target = f.inodes[t]
+		if target == in {
+			return nil
+		}
+		switch {
+		case in.dir && !target.dir:
+			return ENOTDIR
+		case !in.dir && target.dir:
+			return EISDIR
+		case target.dir && len(target.entries) > 0:
+			return ENOTEMPTY
+		}
+	}
+
+	delete(src.entries, oldname)
+	dst.entries[newname] = ino
+	if target != nil {
+		target.nlink--
+	}
+
+	if f.opts.RenameNonAtomic && target != nil {
+		f.dunlink(dst, newname)
+		f.dunlink(src, oldname)
+		in.drefs++
+		dst.nspending = append(dst.nspending, nsOp{name: newname, ino: ino})
+		return nil
+	}
+	if src == dst {
+		f.recordNs(src, nsOp{name: newname, ino: ino, from: oldname})
+		return nil
+	}
+	f.recordNs(src, nsOp{name: oldname})
+	f.recordNs(dst, nsOp{name: newname, ino: ino})
+	return nil
+}
+
+// Release tells the FS that no fd refers to ino any more. An inode that has
+// no name and cannot come back after a crash is freed, so that a guest that
+// keeps creating and unlinking temporary files does not fill the disk.
+// Releasing a linked inode does nothing. Errors: EBADF.
+func (f *FS) Release(ino Ino) error {
+	in, err := f.get(ino)
+	if err != nil {
+		return err
+	}
+	if in.nlink > 0 || in.drefs > 0 || ino == RootIno {
+		return nil
+	}
+	// A freed directory's durable entries keep their children's drefs:
+	// over-counting only delays freeing until the next Crash recounts.
+	f.used -= in.footprint()
+	delete(f.inodes, ino)
+	return nil
+}

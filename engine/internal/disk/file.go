@@ -1,0 +1,226 @@
+package disk
+
+import "slices"
+
+func (f *FS) file(ino Ino) (*inode, error) {
+	in, err := f.get(ino)
+	if err != nil {
+		return nil, err
+	}
+	if in.dir {
+		return nil, EISDIR
+	}
+	return in, nil
+}
+
+// ReadAt reads volatile content at off into p. Like WASI fd_pread it returns
+// a short count, and no error, at end of file. Errors: EBADF, EISDIR, EINVAL
+// for a negative offset.
+func (f *FS) ReadAt(ino Ino, p []byte, off int64) (int, error) {
+	in, err := f.file(ino)
+	if err != nil {
+		return 0, err
+	}
+	if off < 0 {
+		return 0, EINVAL
+	}
+	if off >= int64(len(in.data)) {
+		return 0, nil
+	}
+	return copy(p, in.data[off:]), nil
+}
+
+// WriteAt writes p at off, extending the file with zeros if off is past its
+// end, and records the write as pending. An empty p changes nothing. Errors:
+// EBADF, EISDIR, EINVAL (negative off), EFBIG, ENOSPC.
+func (f *FS) WriteAt(ino Ino, p []byte, off int64) (int, error) {
+	return f.WriteAtPartial(ino, p, off, len(p))
+}
+
+// WriteAtPartial is WriteAt of only the first n bytes of p. The engine uses
+// it for a crash planned during a write: it applies the torn prefix, then
+// calls Crash, which may keep or drop that prefix like any pending write.
+func (f *FS) WriteAtPartial(ino Ino, p []byte, off int64, n int) (int, error) {
+	in, err := f.file(ino)
+	if err != nil {
+		return 0, err
+	}
+	if off < 0 || n < 0 || n > len(p) {
+		return 0, EINVAL
+	}
+	p = p[:n]
+	if len(p) == 0 {
+		return 0, nil
+	}
+	end := off + int64(len(p))
+	if end > MaxFileSize {
+		return 0, EFBIG
+	}
+	foot := max(int64(len(in.data)), end, int64(len(in.durable))) + in.pendingBytes + int64(len(p))
+	if err := f.reserve(in, foot); err != nil {
+		return 0, err
+	}
+	in.data = writeInto(in.data, off, p)
+	// Coalesce a write that continues the previous one (appends, sequential
+	// writes): one record keeps pending small and appends amortised O(len),
+	// and a torn prefix of the combined record is still a valid crash state.
+	if k := len(in.pending); k > 0 {
+		last := &in.pending[k-1]
+		if !last.trunc && last.off+int64(len(last.data)) == off {
+			last.data = append(last.data, p...)
+			in.pendingBytes += int64(len(p))
+			return len(p), nil
+		}
+	}
+	in.pending = append(in.pending, fileOp{off: off, data: append(in.spare, p...)})
+	in.spare = nil
+	in.pendingBytes += int64(len(p))
+	return len(p), nil
+}
+
+// reserve checks that in may grow to footprint foot and accounts for it.
+func (f *FS) reserve(in *inode, foot int64) error {
+	delta := foot - in.footprint()
+	if delta > 0 && f.used+delta > f.maxBytes {
+		return ENOSPC
+	}
+	f.used += delta
+	return nil
+}
+
+// Truncate sets the volatile size, zero-filling when growing, and records a
+// pending truncate. Errors: EBADF, EISDIR, EINVAL (negative size), EFBIG,
+// ENOSPC.
+func (f *FS) Truncate(ino Ino, size int64) error {
+	in, err := f.file(ino)
+	if err != nil {
+		return err
+	}
+	if size < 0 {
+		return EINVAL
+	}
+	if size > MaxFileSize {
+		return EFBIG
+	}
+	foot := max(size, int64(len(in.durable))) + in.pendingBytes
+	if err := f.reserve(in, foot); err != nil {
+		return err
+	}
+	in.data = truncTo(in.data, size)
+	in.pending = append(in.pending, fileOp{trunc: true, off: size})
+	return nil
+}
+
+// Sync makes ino's pending operations durable: for a file its writes and
+// truncates, replayed in order onto the durable content (not a copy of the
+// volatile content, which may hold writes forgotten by a failed sync); for a
+// directory its pending namespace operations, which exist only with
+// StrictDirs or RenameNonAtomic, so syncing a directory is otherwise a no-op.
+// dataOnly marks fd_datasync and matters only for FdatasyncNoop.
+//
+// With fail set, Sync is an injected I/O error as Linux reports it
+// (fsyncgate): it returns EIO and forgets the pending operations without
+// persisting them, while the volatile content stays readable. A later
+// successful Sync therefore persists only what was done after the failure.
+//
+// Errors: EBADF, EIO.
+func (f *FS) Sync(ino Ino, dataOnly bool, fail bool) error {
+	in, err := f.get(ino)
+	if err != nil {
+		return err
+	}
+	if fail {
+		if in.dir {
+			f.dropNs(in, in.nspending)
+			in.nspending = nil
+		} else {
+			f.used -= in.pendingBytes
+			in.pending, in.pendingBytes = nil, 0
+		}
+		return EIO
+	}
+	if f.opts.FsyncNoop || (dataOnly && f.opts.FdatasyncNoop) || (in.dir && f.opts.DirFsyncNoop) {
+		return nil
+	}
+	if in.dir {
+		n := len(in.nspending)
+		if f.opts.ReorderSync && n > 0 {
+			n--
+		}
+		for _, op := range in.nspending[:n] {
+			f.applyNs(in, op)
+		}
+		in.nspending = slices.Clone(in.nspending[n:])
+		return nil
+	}
+	n := len(in.pending)
+	if f.opts.ReorderSync && n > 0 {
+		n--
+	}
+	old := in.footprint()
+	for _, op := range in.pending[:n] {
+		in.durable = applyOp(in.durable, op)
+		if !op.trunc {
+			in.pendingBytes -= int64(len(op.data))
+		}
+	}
+	// Reuse the pending array and, for the steady append+sync loop, the
+	// last write's buffer: its bytes now live in durable.
+	if n > 0 && n == len(in.pending) && !in.pending[n-1].trunc && cap(in.pending[n-1].data) <= spareMax {
+		in.spare = in.pending[n-1].data[:0]
+	}
+	rest := copy(in.pending, in.pending[n:])
+	clear(in.pending[rest:])
+	in.pending = in.pending[:rest]
+	f.used += in.footprint() - old
+	return nil
+}
+
+// spareMax bounds the write buffer an inode keeps for reuse after a sync.
+const spareMax = 64 << 10
+
+func applyOp(buf []byte, op fileOp) []byte {
+	if op.trunc {
+		return truncTo(buf, op.off)
+	}
+	return writeInto(buf, op.off, op.data)
+}
+
+// writeInto writes p at off in buf, zero-filling any gap past the old end.
+// Appends are amortised O(len(p)) (see grow).
+func writeInto(buf []byte, off int64, p []byte) []byte {
+	end := int(off) + len(p)
+	if old := len(buf); end > old {
+		buf = grow(buf, end)
+		if int(off) > old {
+			// Capacity beyond len may hold bytes from before a truncate.
+			clear(buf[old:off])
+		}
+	}
+	copy(buf[off:], p)
+	return buf
+}
+
+// truncTo sets buf's length to size, zero-filling when growing.
+func truncTo(buf []byte, size int64) []byte {
+	n := int(size)
+	if old := len(buf); n > old {
+		buf = grow(buf, n)
+		clear(buf[old:])
+		return buf
+	}
+	return buf[:n]
+}
+
+// grow returns buf extended to length n, keeping its content. Capacity
+// doubles, unlike append's 1.25x for large slices: a log growing to tens of
+// MiB is copied about once instead of four times, for at most 2x memory.
+// Bytes past the old length are unspecified; callers clear what they expose.
+func grow(buf []byte, n int) []byte {
+	if n <= cap(buf) {
+		return buf[:n]
+	}
+	nb := make([]byte, n, max(n, 2*cap(buf), 64))
+	copy(nb, buf)
+	return nb
+}

@@ -1,0 +1,25 @@
+package engine
+
+// Mutation operators of the simulated operating system, for durability mutation testing.
+const (
+	MutFsyncNoop     = "fsync-noop"       // fsync and fdatasync return success and persist nothing
+	MutFdatasyncNoop = "fdatasync-noop"   // fdatasync returns success and persists nothing
+	MutDirFsyncNoop  = "dir-fsync-noop"   // fsync of a directory persists nothing (with strict_dirs)
+	MutOSyncIgnored  = "osync-ignored"    // O_SYNC/O_DSYNC writes are not made durable
+	MutRenameNonAtom = "rename-nonatomic" // a rename over a file may lose the target at a crash
+	MutReorderSync   = "reorder-sync"     // fsync persists only a random prefix of pending writes
+)
+
+// MutationNames lists the OS-level mutation operators.
+func MutationNames() []string {
+	return []string{MutFsyncNoop, MutFdatasyncNoop, MutDirFsyncNoop, MutOSyncIgnored, MutRenameNonAtom, MutReorderSync}
+}
+
+func knownMutation(m string) bool {
+	for _, n := range MutationNames() {
+		if n == m {
+			return true
+		}
+	}
+	return false
+}

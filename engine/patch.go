@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// applyPatch reads a unified diff whose file names are import-path style
+// ("--- a/github.com/tidwall/wal/wal.go", "+++ b/github.com/tidwall/wal/wal.go"),
+// finds each file's package in the node's module graph with `go list`, applies the
+// hunks, and returns the patched contents keyed by the original file's absolute path,
+// for the build overlay. Dependencies are never edited in place.
+func applyPatch(cfg *Config, n NodeConfig, patchPath string) (map[string][]byte, error) {
+	data, err := os.ReadFile(patchPath)
+	if err != nil {
+		return nil, err
+	}
+	files, err := parseUnifiedDiff(data)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{}
+	for _, f := range files {
+		pkg := path.Dir(f.name)
+		cmd := exec.Command("go", "list", "-f", "{{.Dir}}", pkg)
+		cmd.Dir = cfg.Dir
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		dir, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("locate package %s for %s: %v: %s", pkg, f.name, err, strings.TrimSpace(stderr.String()))
+		}
+		orig := filepath.Join(strings.TrimSpace(string(dir)), path.Base(f.name))
+		src, err := os.ReadFile(orig)
+		if err != nil {
+			return nil, err
+		}
+		patched, err := applyHunks(src, f.hunks)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.name, err)
+		}
+		out[orig] = patched
+	}
+	return out, nil
+}
+
+type diffFile struct {
+	name  string
+	hunks []hunk
+}
+
+type hunk struct {
+	oldStart int
+	lines    []string // each with its ' ', '-' or '+' prefix
+}
+
+func parseUnifiedDiff(data []byte) ([]diffFile, error) {
+	var files []diffFile
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var cur *diffFile
+	var h *hunk
+	lineNo := 0
+	for sc.Scan() {
+		lineNo++
+		l := sc.Text()
+		switch {
+		case strings.HasPrefix(l, "--- "):
+			h = nil
+		case strings.HasPrefix(l, "+++ "):
+			name := strings.TrimSpace(strings.TrimPrefix(l, "+++ "))
+			if i := strings.IndexByte(name, '\t'); i >= 0 {
+				name = name[:i]
+			}
+			name = strings.TrimPrefix(name, "b/")
+			files = append(files, diffFile{name: name})
+			cur = &files[len(files)-1]
+			h = nil
+		case strings.HasPrefix(l, "@@ "):
+			if cur == nil {
+				return nil, fmt.Errorf("line %d: hunk before a file header", lineNo)
+			}
+			var a, b string
+			if _, err := fmt.Sscanf(l, "@@ %s %s @@", &a, &b); err != nil {
+				return nil, fmt.Errorf("line %d: bad hunk header %q", lineNo, l)
+			}
+			start, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(a, "-"), ",", 2)[0])
+			if err != nil {
+				return nil, fmt.Errorf("line %d: bad hunk header %q", lineNo, l)
+			}
+			cur.hunks = append(cur.hunks, hunk{oldStart: start})
+			h = &cur.hunks[len(cur.hunks)-1]
+		case h != nil && (strings.HasPrefix(l, " ") || strings.HasPrefix(l, "-") || strings.HasPrefix(l, "+") || l == ""):
+			if l == "" {
+				l = " "
+			}
+			h.lines = append(h.lines, l)
+		}
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no files in patch (want a unified diff with +++ b/<import path>/file.go headers)")
+	}
+	return files, sc.Err()
+}
+
+// applyHunks applies hunks in order; each must match its context exactly, near its
+// stated line.
+func applyHunks(src []byte, hunks []hunk) ([]byte, error) {
+	lines := strings.SplitAfter(string(src), "\n")
+	offset := 0
+	for i, h := range hunks {
+		var old, repl []string
+		for _, l := range h.lines {
+			switch l[0] {
+			case ' ':
+				old = append(old, l[1:])
+				repl = append(repl, l[1:])
+			case '-':
+				old = append(old, l[1:])
+			case '+':
+				repl = append(repl, l[1:])
+			}
+		}
+		want := h.oldStart - 1 + offset
+		at := -1
+		for d := 0; d < len(lines) && at < 0; d++ {
+			for _, c := range []int{want - d, want + d} {
+				if c >= 0 && c+len(old) <= len(lines) && matchAt(lines, c, old) {
+					at = c
+					break
+				}
+			}
+		}
+		if at < 0 {
+			return nil, fmt.Errorf("hunk %d (line %d) does not apply", i+1, h.oldStart)
+		}
+		var nl []string
+		for _, r := range repl {
+			nl = append(nl, r+"\n")
+		}
+		lines = append(lines[:at], append(nl, lines[at+len(old):]...)...)
+		offset += len(repl) - len(old)
+	}
+	return []byte(strings.Join(lines, "")), nil
+}
+
+func matchAt(lines []string, at int, old []string) bool {
+	for i, o := range old {
+		if strings.TrimRight(lines[at+i], "\n") != o {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,239 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// generatePlan draws a fault plan from the config's rates for virtual times in
+// (from, horizon], from the plan stream of seed. It is a pure function of its inputs.
+func generatePlan(cfg *Config, seed uint64, from int64, nodes []*node) *FaultPlan {
+	r := streamRand(seed, "plan")
+	f := cfg.Faults
+	horizon := int64(cfg.Horizon)
+	start := max(from, int64(f.StartAfter))
+	var servers, all []string
+	for _, n := range nodes {
+		all = append(all, n.name)
+		if !n.workload {
+			servers = append(servers, n.name)
+		}
+	}
+	var out []Fault
+	poisson := func(rate float64, mk func(at int64) (Fault, bool)) {
+		if rate <= 0 {
+			return
+		}
+		t := float64(start)
+		for len(out) < 4*f.MaxFaults {
+			t += r.ExpFloat64() / rate * 1e9
+			if t > float64(horizon) {
+				return
+			}
+			if fl, ok := mk(int64(t)); ok {
+				out = append(out, fl)
+			}
+		}
+	}
+	jitter := func(mean Duration) int64 {
+		return int64(float64(mean) * (0.5 + r.Float64()))
+	}
+	pick := func(names []string) string { return names[r.IntN(len(names))] }
+	if len(servers) > 0 {
+		poisson(f.CrashPerSec, func(at int64) (Fault, bool) {
+			fl := Fault{AtNS: at, Kind: FaultCrash, Node: pick(servers), RestartNS: jitter(f.RestartDelay)}
+			fl.MidOp = r.Float64() < *f.CrashMidOp
+			return fl, true
+		})
+		poisson(f.PausePerSec, func(at int64) (Fault, bool) {
+			return Fault{AtNS: at, Kind: FaultPause, Node: pick(servers), DurationNS: jitter(f.PauseDuration)}, true
+		})
+		poisson(f.ClockJumpPerSec, func(at int64) (Fault, bool) {
+			j := int64((2*r.Float64() - 1) * float64(f.ClockJump))
+			return Fault{AtNS: at, Kind: FaultClockJump, Node: pick(servers), JumpNS: j}, true
+		})
+	}
+	if len(all) > 1 {
+		poisson(f.PartitionPerSec, func(at int64) (Fault, bool) {
+			n := pick(all)
+			var peers []string
+			for _, p := range all {
+				if p != n {
+					peers = append(peers, p)
+				}
+			}
+			return Fault{AtNS: at, Kind: FaultPartition, Node: n, Peers: peers,
+				OneWay: r.Float64() < f.OneWayShare, DurationNS: int64(r.ExpFloat64() * float64(f.PartitionDuration))}, true
+		})
+		poisson(f.ResetPerSec, func(at int64) (Fault, bool) {
+			return Fault{AtNS: at, Kind: FaultReset, Node: pick(all)}, true
+		})
+		poisson(f.LatencySpikePerSec, func(at int64) (Fault, bool) {
+			return Fault{AtNS: at, Kind: FaultLatency, Node: pick(all), LatencyNS: int64(r.Float64() * float64(f.LatencySpike)), DurationNS: int64(1e9)}, true
+		})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].AtNS < out[j].AtNS })
+	if len(out) > f.MaxFaults {
+		out = out[:f.MaxFaults]
+	}
+	if out == nil {
+		out = []Fault{}
+	}
+	return &FaultPlan{Seed: seed, Faults: out}
+}
+
+// clockSkews draws each node's clock drift.
+func clockSkews(cfg *Config, seed uint64, nodes []*node) {
+	if cfg.Faults.ClockSkewPPM == 0 {
+		return
+	}
+	r := streamRand(seed, "skew")
+	for _, n := range nodes {
+		n.skewPPM = r.Int64N(2*cfg.Faults.ClockSkewPPM+1) - cfg.Faults.ClockSkewPPM
+	}
+}
+
+// installPlan puts the run's faults on the event queue: the given plan, or one drawn
+// from the seed.
+func (w *world) installPlan() {
+	var plan *FaultPlan
+	if w.opt.plan != nil {
+		plan = w.opt.plan
+	} else {
+		plan = generatePlan(w.cfg, w.seed, 0, w.nodes)
+	}
+	clockSkews(w.cfg, w.seed, w.nodes)
+	for _, n := range w.nodes {
+		if n.skewPPM != 0 {
+			w.tracef("world", "clock of %s drifts %+dppm", n.name, n.skewPPM)
+		}
+	}
+	w.planned = append([]Fault(nil), plan.Faults...)
+	w.tracef("world", "seed %d, %d faults planned", w.seed, len(w.planned))
+	w.rescheduleFaults(w.planned)
+}
+
+func (w *world) rescheduleFaults(fs []Fault) {
+	for _, f := range fs {
+		f := f
+		n := w.byName[f.Node]
+		if n == nil {
+			w.tracef("world", "fault for unknown node %q ignored", f.Node)
+			continue
+		}
+		if f.DiskOp > 0 && (f.Kind == FaultCrash || f.Kind == FaultFsyncEIO) {
+			// Exact: armed for that incarnation's disk op.
+			inc := f.Incarnation
+			if inc == 0 {
+				inc = 1
+			}
+			f.Incarnation = inc
+			n.armed = append(n.armed, f)
+			if n.inc != nil && n.inc.n == inc {
+				if f.Kind == FaultCrash {
+					n.inc.crashAt = f.DiskOp
+				} else {
+					if n.inc.eioAt == nil {
+						n.inc.eioAt = map[int64]bool{}
+					}
+					n.inc.eioAt[f.DiskOp] = true
+				}
+			}
+			continue
+		}
+		w.schedule(f.AtNS, func() { w.applyFault(f) })
+	}
+}
+
+// applyFault fires a time-based fault.
+func (w *world) applyFault(f Fault) {
+	n := w.byName[f.Node]
+	f.AtNS = w.now
+	switch f.Kind {
+	case FaultCrash:
+		if n.inc == nil || n.inc.state == incDone {
+			return // already down: nothing to crash
+		}
+		if f.MidOp {
+			// Crash during the node's next disk op; if it does none before it would
+			// restart anyway, the fault simply does not fire.
+			n.crashNextOp = true
+			n.midPlanned = &f
+			return
+		}
+		w.applied = append(w.applied, f)
+		inc := n.inc
+		w.tracef("fault", "crash %s (idle)", inc.label)
+		w.kill(inc, true)
+		w.crashed(n, f)
+	case FaultPartition:
+		w.applied = append(w.applied, f)
+		w.tracef("fault", "partition %s", f.String()[len(FormatDuration(f.AtNS))+1:])
+		w.net.partition(f)
+	case FaultLatency:
+		w.applied = append(w.applied, f)
+		w.tracef("fault", "latency %s +%s for %s", f.Node, FormatDuration(f.LatencyNS), FormatDuration(f.DurationNS))
+		w.net.addLatency(f)
+	case FaultReset:
+		if n.inc == nil {
+			return
+		}
+		w.applied = append(w.applied, f)
+		w.tracef("fault", "reset connections of %s", n.inc.label)
+		w.net.resetAll(n.inc)
+	case FaultPause:
+		if n.inc == nil {
+			return
+		}
+		w.applied = append(w.applied, f)
+		n.pausedTo = w.now + f.DurationNS
+		w.tracef("fault", "pause %s for %s", n.inc.label, FormatDuration(f.DurationNS))
+		w.schedule(n.pausedTo, func() { w.tracef("fault", "resume %s", n.name) })
+	case FaultClockJump:
+		w.applied = append(w.applied, f)
+		n.wallJump += f.JumpNS
+		w.tracef("fault", "wall clock of %s jumps by %s", n.name, FormatDuration(f.JumpNS))
+	case FaultClockSkew:
+		w.applied = append(w.applied, f)
+		n.skewPPM = f.SkewPPM
+		w.tracef("fault", "clock of %s drifts %+dppm", n.name, f.SkewPPM)
+	case FaultFsyncEIO:
+		if n.inc == nil {
+			return
+		}
+		// Time-based: the next fsync fails.
+		n.inc.failNextSync = true
+		n.inc.eioFault = &f
+	default:
+		panic(fmt.Sprintf("unknown fault kind %q", f.Kind))
+	}
+}
+
+// crashed finishes a crash: the disk loses what was not durable, and the node restarts
+// after the fault's delay.
+func (w *world) crashed(n *node, f Fault) {
+	rep := n.disk.Crash(w.rngDisk, w.cfg.Faults.TornWrites)
+	w.tracef("fault", "%s disk after crash: %s", n.name, rep)
+	if f.RestartNS > 0 {
+		w.schedule(w.now+f.RestartNS, func() {
+			if n.inc == nil && !w.done {
+				w.start(n)
+			}
+		})
+	}
+}
+
+// clockNS returns node n's view of a clock: monotonic (id 1) drifts with skew but never
+// goes back; realtime (id 0) also carries jumps.
+func (n *node) clockNS(now int64, realtime bool) int64 {
+	t := now
+	if n.skewPPM != 0 {
+		t += int64(math.Round(float64(now) * float64(n.skewPPM) / 1e6))
+	}
+	if realtime {
+		// An arbitrary, fixed epoch: 2025-01-01T00:00:00Z, so guests see plausible dates.
+		t += 1735689600*1e9 + n.wallJump
+	}
+	return t
+}

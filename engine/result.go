@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+)
+
+// Verdict is the outcome of one run.
+type Verdict string
+
+// Verdicts. A found bug is a Result with VerdictFail, not an error.
+const (
+	VerdictPass     Verdict = "pass"     // the workload exited 0 and no check failed
+	VerdictFail     Verdict = "fail"     // a check failed: see Result.Failure
+	VerdictHorizon  Verdict = "horizon"  // the run reached the time horizon; counted, not failed
+	VerdictWatchdog Verdict = "watchdog" // the run exceeded its wall-clock budget (a guest spinning without host calls)
+	VerdictError    Verdict = "error"    // the tool could not complete the run (see Result.Error)
+)
+
+// Failure says what broke in a failing run.
+type Failure struct {
+	// Reason is the human-readable failure, e.g.
+	// "client#1: acknowledged write lost: k22=v262, server now answers NONE".
+	Reason string `json:"reason"`
+	// Node is the node incarnation that reported or caused it ("client#1"), if any.
+	Node string `json:"node,omitempty"`
+	// Kind classifies the failure: "workload-exit", "node-exit", "always", "unreachable",
+	// "linearizability", "sometimes" (sweep-level), "nondeterminism".
+	Kind string `json:"kind"`
+	// AtNS is the virtual time of the failure.
+	AtNS int64 `json:"at_ns"`
+	// Signature groups failures that are the same bug (see Signature).
+	Signature string `json:"signature"`
+	// Visualization is the path of Porcupine's HTML visualization, for linearizability failures.
+	Visualization string `json:"visualization,omitempty"`
+}
+
+// PropertyKind is the kind of a coverage or safety property.
+type PropertyKind string
+
+// Property kinds, as in the Antithesis SDK.
+const (
+	PropAlways      PropertyKind = "always"
+	PropSometimes   PropertyKind = "sometimes"
+	PropReachable   PropertyKind = "reachable"
+	PropUnreachable PropertyKind = "unreachable"
+)
+
+// PropertyHit is one property's outcome in one run.
+type PropertyHit struct {
+	Name    string       `json:"name"`
+	Kind    PropertyKind `json:"kind"`
+	Reached bool         `json:"reached"` // the assertion was evaluated at least once
+	Held    bool         `json:"held"`    // sometimes/reachable: true at least once; always/unreachable: never violated
+	Count   int          `json:"count"`   // evaluations
+}
+
+// Result is the outcome of one run of one seed.
+type Result struct {
+	Seed    uint64   `json:"seed"`
+	Verdict Verdict  `json:"verdict"`
+	Failure *Failure `json:"failure,omitempty"`
+	// Faults lists the faults that were applied, in order.
+	Faults []Fault `json:"faults"`
+	// Properties are the run's property hits, sorted by name.
+	Properties []PropertyHit `json:"properties,omitempty"`
+	// TraceHash identifies the run: two runs with the same hash did the same thing.
+	TraceHash string `json:"trace_hash"`
+	// TraceLines is the number of trace lines.
+	TraceLines int `json:"trace_lines"`
+	// EndNS is the virtual time at which the run ended.
+	EndNS int64 `json:"end_ns"`
+	// Checked is true when the seed was run twice and the traces compared (-check).
+	Checked bool `json:"checked,omitempty"`
+	// Divergence is set when -check found the two runs differ.
+	Divergence *Divergence `json:"divergence,omitempty"`
+	// LinUnknown is set when the linearizability checker timed out (reported apart from a pass).
+	LinUnknown bool `json:"lin_unknown,omitempty"`
+	// Error is set with VerdictError.
+	Error string `json:"error,omitempty"`
+	// Trace is the full trace, kept only when asked for (replay).
+	Trace []string `json:"trace,omitempty"`
+	// Stats are counters about the run (not part of its identity).
+	Stats RunStats `json:"stats"`
+}
+
+// RunStats counts what a run did.
+type RunStats struct {
+	HostCalls    int64 `json:"host_calls"`
+	Switches     int64 `json:"switches"`
+	DiskOps      int64 `json:"disk_ops"`
+	Incarnations int   `json:"incarnations"`
+	WallNS       int64 `json:"wall_ns"` // wall time of the run; informational, never shapes the run
+}
+
+// Divergence describes the first difference between two runs of one seed.
+type Divergence struct {
+	Line   int      `json:"line"`   // 1-based index of the first differing line
+	First  string   `json:"first"`  // that line in the first run
+	Second string   `json:"second"` // that line in the second run
+	Before []string `json:"before"` // up to 5 lines before it (identical in both runs)
+}
+
+// Failed reports whether the run found a bug (or could not run).
+func (r *Result) Failed() bool {
+	return r.Verdict == VerdictFail || r.Verdict == VerdictWatchdog || r.Verdict == VerdictError
+}
+
+// FormatDuration prints a virtual time the way seedfall's output does: "427.268ms", "1.7052s".
+func FormatDuration(ns int64) string {
+	return time.Duration(ns).String()
+}
+
+// String renders the result on one line.
+func (r *Result) String() string {
+	if r.Failure != nil {
+		return fmt.Sprintf("seed %d %s at t=%s %s", r.Seed, r.Verdict, FormatDuration(r.Failure.AtNS), r.Failure.Reason)
+	}
+	return fmt.Sprintf("seed %d %s", r.Seed, r.Verdict)
+}

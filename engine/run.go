@@ -1,0 +1,268 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/seedfall/seedfall/engine/internal/lin"
+)
+
+// Sim is a prepared world: the config with its nodes built and compiled. One Sim runs any
+// number of seeds, concurrently.
+type Sim struct {
+	cfg        *Config
+	rt         wazero.Runtime
+	modules    []wazero.CompiledModule
+	wasmPaths  []string
+	antithesis bool
+	// Timings of preparation, for benchmarks.
+	BuildTime, CompileTime time.Duration
+}
+
+// PrepareOptions tune Prepare.
+type PrepareOptions struct {
+	// Wasm, when set, skips building and loads these module files (one per node, in
+	// AllNodes order): worker processes use the parent's builds.
+	Wasm []string
+	// Progress receives a line per step (may be nil).
+	Progress func(string)
+}
+
+// Prepare builds every node for wasip1 and compiles the modules.
+func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error) {
+	s := &Sim{cfg: cfg}
+	nodes := cfg.AllNodes()
+	t0 := time.Now()
+	if opt.Wasm != nil {
+		if len(opt.Wasm) != len(nodes) {
+			return nil, fmt.Errorf("prepare: %d modules given for %d nodes", len(opt.Wasm), len(nodes))
+		}
+		s.wasmPaths = opt.Wasm
+	} else {
+		for _, n := range nodes {
+			if opt.Progress != nil {
+				opt.Progress(fmt.Sprintf("building %s (%s) for wasip1", n.Name, n.Pkg))
+			}
+			p, err := buildNode(ctx, cfg, n)
+			if err != nil {
+				return nil, err
+			}
+			s.wasmPaths = append(s.wasmPaths, p)
+		}
+	}
+	s.BuildTime = time.Since(t0)
+	t1 := time.Now()
+	cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(CacheDir(), "wazero"))
+	if err != nil {
+		return nil, fmt.Errorf("compilation cache: %w", err)
+	}
+	rc := wazero.NewRuntimeConfigCompiler().
+		WithCompilationCache(cache).
+		WithMemoryLimitPages(uint32(cfg.MemoryLimitMiB) * 16)
+	s.rt = wazero.NewRuntimeWithConfig(ctx, rc)
+	if err := instantiateHostModules(ctx, s.rt); err != nil {
+		s.rt.Close(ctx)
+		return nil, fmt.Errorf("host modules: %w", err)
+	}
+	for i, p := range s.wasmPaths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			s.rt.Close(ctx)
+			return nil, err
+		}
+		if strings.Contains(string(data), "ANTITHESIS_SDK_LOCAL_OUTPUT") {
+			s.antithesis = true
+		}
+		m, err := s.rt.CompileModule(ctx, data)
+		if err != nil {
+			s.rt.Close(ctx)
+			return nil, fmt.Errorf("compile node %q: %w", nodes[i].Name, err)
+		}
+		s.modules = append(s.modules, m)
+	}
+	s.CompileTime = time.Since(t1)
+	return s, nil
+}
+
+// Close releases the runtime.
+func (s *Sim) Close() error { return s.rt.Close(context.Background()) }
+
+// Config returns the sim's config.
+func (s *Sim) Config() *Config { return s.cfg }
+
+// WasmPaths are the built modules, one per node in AllNodes order.
+func (s *Sim) WasmPaths() []string { return s.wasmPaths }
+
+// RunOptions tune one run.
+type RunOptions struct {
+	// Plan replays this fault plan instead of drawing one from the seed.
+	Plan *FaultPlan
+	// Trace keeps the full trace in Result.Trace.
+	Trace bool
+	// TraceHook receives every trace line as it is written (may be nil).
+	TraceHook func(string)
+	// Mutation runs under a durability mutation of the simulated OS.
+	Mutation string
+	// Check runs the seed twice and compares the traces line by line.
+	Check bool
+	// ReseedAt, when > 0, re-randomizes everything after this virtual time with
+	// FutureSeed (cause).
+	ReseedAt   int64
+	FutureSeed uint64
+	// OutDir receives files a run writes (Porcupine visualizations).
+	OutDir string
+}
+
+// Run runs one seed.
+func (s *Sim) Run(ctx context.Context, seed uint64, opt RunOptions) *Result {
+	ro := runOptions{
+		plan: opt.Plan, keepTrace: opt.Trace || opt.Check, mutation: opt.Mutation,
+		reseedAt: opt.ReseedAt, futureSeed: opt.FutureSeed,
+		wallBudget: time.Duration(s.cfg.Watchdog), traceHook: opt.TraceHook,
+	}
+	w := newWorld(s, seed, ro)
+	w.outDir = opt.OutDir
+	r := w.run(ctx)
+	if !opt.Check || r.Verdict == VerdictWatchdog {
+		return r
+	}
+	ro.traceHook = nil
+	w2 := newWorld(s, seed, ro)
+	w2.outDir = opt.OutDir
+	r2 := w2.run(ctx)
+	r.Checked = true
+	r.Divergence = diverge(r.Trace, r2.Trace)
+	if r.Divergence == nil && r.TraceHash != r2.TraceHash {
+		r.Divergence = &Divergence{Line: len(r.Trace) + 1, First: "(end)", Second: "(end)"}
+	}
+	if r.Divergence != nil && r.Failure == nil {
+		r.Verdict = VerdictFail
+		r.Failure = &Failure{Kind: "nondeterminism", AtNS: r.EndNS,
+			Reason: fmt.Sprintf("two runs of seed %d differ at trace line %d", seed, r.Divergence.Line)}
+		r.Failure.Signature = Signature(r)
+	}
+	if !opt.Trace {
+		r.Trace = nil
+	}
+	return r
+}
+
+// diverge returns the first difference between two traces, or nil.
+func diverge(a, b []string) *Divergence {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return &Divergence{Line: i + 1, First: a[i], Second: b[i], Before: a[max(0, i-5):i]}
+		}
+	}
+	if len(a) != len(b) {
+		d := &Divergence{Line: n + 1, First: "(end of trace)", Second: "(end of trace)", Before: a[max(0, n-5):n]}
+		if n < len(a) {
+			d.First = a[n]
+		}
+		if n < len(b) {
+			d.Second = b[n]
+		}
+		return d
+	}
+	return nil
+}
+
+// checkHistory checks the recorded history for linearizability when the config asks.
+func (w *world) checkHistory(r *Result) {
+	lc := w.cfg.Linearizability
+	if lc == nil || len(w.history) == 0 {
+		return
+	}
+	ops := make([]lin.Op, len(w.history))
+	for i, h := range w.history {
+		ops[i] = lin.Op{Client: h.client, Input: h.input, Output: h.output, CallNS: h.call, ReturnNS: h.ret, Returned: h.returned}
+	}
+	rep, info, err := lin.Check(lc.Model, ops, time.Duration(lc.Timeout))
+	name := "linearizable (" + lc.Model + ")"
+	hit := PropertyHit{Name: name, Kind: PropAlways, Reached: true, Held: rep.Outcome != lin.Illegal, Count: 1}
+	w.props[name] = &hit
+	switch {
+	case err != nil:
+		r.Verdict = VerdictFail
+		r.Failure = &Failure{Kind: "linearizability", AtNS: w.now, Reason: "history does not fit the model: " + err.Error()}
+	case rep.Outcome == lin.Illegal:
+		r.Verdict = VerdictFail
+		r.Failure = &Failure{Kind: "linearizability", AtNS: w.now,
+			Reason: fmt.Sprintf("history of %d operations is not linearizable (%s): %s", rep.Ops, lc.Model, rep.Detail)}
+		if w.outDir != "" {
+			p := filepath.Join(w.outDir, fmt.Sprintf("seed-%d.linearizability.html", w.seed))
+			if err := os.MkdirAll(w.outDir, 0o755); err == nil && lin.Visualize(p, lc.Model, ops, info) == nil {
+				r.Failure.Visualization = p
+			}
+		}
+	case rep.Outcome == lin.Unknown:
+		hit.Held = true
+		w.tracef("world", "linearizability check timed out after %s: unknown", time.Duration(lc.Timeout))
+		r.LinUnknown = true
+	}
+}
+
+// SweepOptions tune Sweep.
+type SweepOptions struct {
+	Workers  int
+	Check    bool
+	Mutation string
+	OutDir   string
+	// OnResult is called for each result as it completes (in completion order).
+	OnResult func(*Result)
+}
+
+// Sweep runs many seeds in this process, in parallel, and returns results in seed order.
+// A guest that spins without host calls is stopped by the watchdog verdict but its
+// goroutine cannot be reclaimed; the CLI runs sweeps in worker processes instead.
+func (s *Sim) Sweep(ctx context.Context, seeds []uint64, opt SweepOptions) []*Result {
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	results := make([]*Result, len(seeds))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for idx := range next {
+				r := s.Run(ctx, seeds[idx], RunOptions{Check: opt.Check, Mutation: opt.Mutation, OutDir: opt.OutDir})
+				results[idx] = r
+				if opt.OnResult != nil {
+					mu.Lock()
+					opt.OnResult(r)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range seeds {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	var out []*Result
+	for _, r := range results {
+		if r != nil {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seed < out[j].Seed })
+	return out
+}

@@ -1,0 +1,82 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+var (
+	sigIncarnation = regexp.MustCompile(`#\d+`)
+	sigQuoted      = regexp.MustCompile(`"[^"]*"|'[^']*'`)
+	sigAddr        = regexp.MustCompile(`\b[\w.-]+:\d+\b`)
+	sigHex         = regexp.MustCompile(`\b0x[0-9a-fA-F]+\b|\b[0-9a-f]{8,}\b`)
+	sigDuration    = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s|m|h)\b`)
+	sigKV          = regexp.MustCompile(`\b([A-Za-z_]+)\d+\b`)
+	sigNumber      = regexp.MustCompile(`\d+`)
+	sigSpace       = regexp.MustCompile(`\s+`)
+)
+
+// NormalizeReason strips the volatile parts of a failure reason (incarnations, quoted
+// values, addresses, hex, durations, key and value numbers, other numbers) so that two
+// seeds hitting the same bug give the same text.
+func NormalizeReason(reason string) string {
+	s := reason
+	s = sigIncarnation.ReplaceAllString(s, "#N")
+	s = sigQuoted.ReplaceAllString(s, `"…"`)
+	s = sigAddr.ReplaceAllString(s, "ADDR")
+	s = sigHex.ReplaceAllString(s, "HEX")
+	s = sigDuration.ReplaceAllString(s, "DUR")
+	s = sigKV.ReplaceAllString(s, "${1}N")
+	s = sigNumber.ReplaceAllString(s, "N")
+	s = sigSpace.ReplaceAllString(strings.TrimSpace(s), " ")
+	return s
+}
+
+// Signature returns the identity of the bug a failing result hit: a short hash of the
+// failure's kind and its normalized reason. The same bug on different seeds gives the same
+// signature; different bugs give different ones. It returns "" for a result without a
+// failure.
+//
+// The kinds of the faults before the failure are deliberately not part of the hash: on a
+// sweep they vary from seed to seed for one bug (a bystander partition here, none there),
+// which would split one bug into many groups. FaultClasses gives them for display, and a
+// shrunk plan gives the ones that matter.
+func Signature(r *Result) string {
+	if r == nil || r.Failure == nil {
+		return ""
+	}
+	h := sha256.Sum256([]byte(SignatureKey(r)))
+	return "sig-" + hex.EncodeToString(h[:])[:12]
+}
+
+// SignatureKey is the text behind Signature: "kind|normalized reason".
+func SignatureKey(r *Result) string {
+	return r.Failure.Kind + "|" + NormalizeReason(r.Failure.Reason)
+}
+
+// FaultClasses returns the sorted kinds of the faults applied before the failure, with a
+// crash during a disk op reported as "crash-mid-op".
+func FaultClasses(r *Result) []string {
+	if r == nil || r.Failure == nil {
+		return nil
+	}
+	kinds := map[string]bool{}
+	for _, f := range r.Faults {
+		if f.AtNS <= r.Failure.AtNS {
+			k := string(f.Kind)
+			if f.Kind == FaultCrash && f.DiskOp > 0 {
+				k = "crash-mid-op"
+			}
+			kinds[k] = true
+		}
+	}
+	ks := make([]string, 0, len(kinds))
+	for k := range kinds {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

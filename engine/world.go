@@ -1,0 +1,612 @@
+package engine
+
+import (
+	"container/heap"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/seedfall/seedfall/engine/internal/disk"
+)
+
+// exitCrashed is the exit code a node's instance is stopped with when the host kills it.
+const exitCrashed = 137
+
+// tick is how much virtual time passes on every clock read, yield and host I/O call, so
+// that guests that spin on the clock make progress.
+const tick = int64(time.Microsecond)
+
+// event is one entry of the world's queue, ordered by (at, seq).
+type event struct {
+	at  int64
+	seq uint64
+	fn  func()
+}
+
+type eventQueue []*event
+
+func (q eventQueue) Len() int { return len(q) }
+func (q eventQueue) Less(i, j int) bool {
+	if q[i].at != q[j].at {
+		return q[i].at < q[j].at
+	}
+	return q[i].seq < q[j].seq
+}
+func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *eventQueue) Push(x any)   { *q = append(*q, x.(*event)) }
+func (q *eventQueue) Pop() any     { o := *q; e := o[len(o)-1]; *q = o[:len(o)-1]; return e }
+func (q eventQueue) peekAt() (int64, bool) {
+	if len(q) == 0 {
+		return 0, false
+	}
+	return q[0].at, true
+}
+
+// runOptions are the knobs of one run.
+type runOptions struct {
+	plan       *FaultPlan // replay this plan instead of generating one
+	keepTrace  bool
+	mutation   string
+	reseedAt   int64 // cause: from this virtual time on, re-randomize the future
+	futureSeed uint64
+	wallBudget time.Duration
+	traceHook  func(line string) // replay streaming
+}
+
+// world is one simulated run: nodes, virtual clock, event queue, disks, network.
+type world struct {
+	sim  *Sim
+	cfg  *Config
+	seed uint64
+	opt  runOptions
+
+	now    int64
+	seq    uint64
+	events eventQueue
+
+	rngSched, rngNet, rngDisk *rand.Rand
+	reseeded                  bool
+
+	nodes    []*node
+	byName   map[string]*node
+	runnable []*incarnation
+	yield    chan struct{}
+	running  *incarnation
+
+	net *network
+
+	trace       []string
+	traceN      int
+	traceHash   hash.Hash
+	applied     []Fault
+	planned     []Fault
+	props       map[string]*PropertyHit
+	history     []histOp
+	failure     *Failure
+	verdict     Verdict
+	done        bool
+	stats       RunStats
+	watchdogHit bool
+	wallStart   time.Time
+	outDir      string
+}
+
+// node is one process of the system under test, across its incarnations.
+type node struct {
+	idx      int
+	name     string
+	cfg      NodeConfig
+	workload bool
+	module   wazero.CompiledModule
+	disk     *disk.FS
+	inc      *incarnation // current incarnation, nil while down
+	lives    int          // incarnations started so far
+	pausedTo int64
+	// clocks
+	skewPPM  int64
+	wallJump int64
+	// armed faults for disk ops, by incarnation
+	armed []Fault
+	// mid-op crash requested by a time-based fault for the current incarnation
+	crashNextOp bool
+	midPlanned  *Fault // the time-based fault that armed crashNextOp
+	pendingMid  *Fault // a crash during a disk op that the scheduler must finish
+	ports       int
+}
+
+type incState int
+
+const (
+	incNew incState = iota
+	incRunnable
+	incRunning
+	incBlocked
+	incDone
+)
+
+// incarnation is one life of a node: one wasm instance.
+type incarnation struct {
+	w      *world
+	node   *node
+	n      int
+	label  string
+	state  incState
+	resume chan struct{}
+	killed bool // the host is stopping it: the next host call exits
+	crash  bool // stopped by a crash fault (as opposed to the end of the run)
+	exited bool
+	code   uint32
+	errMsg string
+
+	wakeGen  uint64
+	deadline int64 // blocked: wake at this virtual time (-1: none)
+	rand     *rand.Rand
+	fds      []*fdEntry
+	diskOps  int64
+	crashAt  int64 // crash during this disk op number (0: none)
+	eioAt    map[int64]bool
+	out      [3]strings.Builder // partial lines of fd 1 and 2
+	outBytes int
+	lastLine string
+	mod      api.Module
+
+	opWhat       string
+	failNextSync bool
+	eioFault     *Fault
+}
+
+func (w *world) schedule(at int64, fn func()) {
+	if at < w.now {
+		at = w.now
+	}
+	w.seq++
+	heap.Push(&w.events, &event{at: at, seq: w.seq, fn: fn})
+}
+
+// tracef appends one line to the trace: virtual time, who, what.
+func (w *world) tracef(who, format string, args ...any) {
+	line := fmt.Sprintf("%12s %s %s", FormatDuration(w.now), who, fmt.Sprintf(format, args...))
+	w.addLine(line)
+}
+
+func (w *world) addLine(line string) {
+	w.traceN++
+	w.traceHash.Write([]byte(line))
+	w.traceHash.Write([]byte{'\n'})
+	if w.opt.keepTrace {
+		w.trace = append(w.trace, line)
+	}
+	if w.opt.traceHook != nil {
+		w.opt.traceHook(line)
+	}
+}
+
+func streamRand(seed uint64, name string) *rand.Rand {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(name); i++ {
+		h ^= uint64(name[i])
+		h *= 1099511628211
+	}
+	return rand.New(rand.NewPCG(seed, h))
+}
+
+func newWorld(s *Sim, seed uint64, opt runOptions) *world {
+	w := &world{
+		sim: s, cfg: s.cfg, seed: seed, opt: opt,
+		rngSched:  streamRand(seed, "sched"),
+		rngNet:    streamRand(seed, "net"),
+		rngDisk:   streamRand(seed, "disk"),
+		byName:    map[string]*node{},
+		yield:     make(chan struct{}),
+		traceHash: sha256.New(),
+		props:     map[string]*PropertyHit{},
+	}
+	w.net = newNetwork(w)
+	mut := opt.mutation
+	for i, nc := range s.cfg.AllNodes() {
+		n := &node{
+			idx: i, name: nc.Name, cfg: nc, workload: i == len(s.cfg.Nodes),
+			module: s.modules[i],
+			disk: disk.New(disk.Options{
+				StrictDirs:      s.cfg.StrictDirs,
+				FsyncNoop:       mut == MutFsyncNoop,
+				FdatasyncNoop:   mut == MutFdatasyncNoop,
+				DirFsyncNoop:    mut == MutDirFsyncNoop,
+				RenameNonAtomic: mut == MutRenameNonAtom,
+				ReorderSync:     mut == MutReorderSync,
+			}),
+		}
+		w.nodes = append(w.nodes, n)
+		w.byName[n.name] = n
+	}
+	return w
+}
+
+// run executes the world until the workload exits, a check fails, or the horizon.
+func (w *world) run(ctx context.Context) *Result {
+	w.wallStart = time.Now()
+	horizon := int64(w.cfg.Horizon)
+	w.installPlan()
+	for _, n := range w.nodes {
+		w.start(n)
+	}
+	var wallDeadline <-chan time.Time
+	if w.opt.wallBudget > 0 {
+		t := time.NewTimer(w.opt.wallBudget)
+		defer t.Stop()
+		wallDeadline = t.C
+	}
+	for !w.done {
+		if ctx.Err() != nil {
+			w.verdict = VerdictError
+			w.failure = &Failure{Kind: "canceled", Reason: "run canceled: " + ctx.Err().Error(), AtNS: w.now}
+			break
+		}
+		if w.opt.reseedAt > 0 && !w.reseeded && w.now >= w.opt.reseedAt {
+			w.reseed()
+		}
+		// Fire every event that is due.
+		if at, ok := w.events.peekAt(); ok && at <= w.now {
+			e := heap.Pop(&w.events).(*event)
+			e.fn()
+			continue
+		}
+		if inc := w.pickRunnable(); inc != nil {
+			if !w.switchTo(inc, wallDeadline) {
+				w.verdict = VerdictWatchdog
+				w.failure = &Failure{Kind: "watchdog", Node: inc.label,
+					Reason: fmt.Sprintf("%s ran for more than the wall-clock budget %s without yielding (a loop without host calls?)", inc.label, w.opt.wallBudget),
+					AtNS:   w.now}
+				w.watchdogHit = true
+				break
+			}
+			continue
+		}
+		at, ok := w.events.peekAt()
+		if !ok || at > horizon {
+			w.now = max(w.now, horizon)
+			w.verdict = VerdictHorizon
+			if !ok {
+				w.tracef("world", "nothing left to run and no timer pending: horizon")
+			} else {
+				w.tracef("world", "horizon reached")
+			}
+			break
+		}
+		w.now = at
+	}
+	if !w.watchdogHit {
+		w.shutdown()
+	}
+	return w.result()
+}
+
+func (w *world) reseed() {
+	w.reseeded = true
+	fs := w.opt.futureSeed
+	w.rngSched = streamRand(fs, "sched")
+	w.rngNet = streamRand(fs, "net")
+	w.rngDisk = streamRand(fs, "disk")
+	w.tracef("world", "future re-randomized (seed %d)", fs)
+	// Drop the faults planned after this moment and draw new ones.
+	var keep []Fault
+	for _, f := range w.planned {
+		if f.AtNS <= w.now {
+			keep = append(keep, f)
+		}
+	}
+	fresh := generatePlan(w.cfg, fs, w.now, w.nodes).Faults
+	w.planned = append(keep, fresh...)
+	w.rescheduleFaults(fresh)
+}
+
+// pickRunnable draws the next node to run from the runnable set (skipping paused ones).
+func (w *world) pickRunnable() *incarnation {
+	if len(w.runnable) == 0 {
+		return nil
+	}
+	var cands []int
+	for i, inc := range w.runnable {
+		if inc.node.pausedTo <= w.now {
+			cands = append(cands, i)
+		}
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	i := cands[0]
+	if len(cands) > 1 {
+		i = cands[w.rngSched.IntN(len(cands))]
+	}
+	inc := w.runnable[i]
+	w.runnable = append(w.runnable[:i], w.runnable[i+1:]...)
+	return inc
+}
+
+// switchTo hands the token to inc and waits until it gives it back. It returns false if
+// the wall-clock budget ran out first.
+func (w *world) switchTo(inc *incarnation, wallDeadline <-chan time.Time) bool {
+	w.stats.Switches++
+	inc.state = incRunning
+	w.running = inc
+	inc.resume <- struct{}{}
+	select {
+	case <-w.yield:
+	case <-wallDeadline:
+		return false
+	}
+	w.running = nil
+	if inc.state == incDone {
+		w.afterExit(inc)
+	}
+	return true
+}
+
+func (w *world) makeRunnable(inc *incarnation) {
+	if inc.state == incBlocked || inc.state == incNew {
+		inc.state = incRunnable
+		inc.wakeGen++
+		w.runnable = append(w.runnable, inc)
+	}
+}
+
+// wake makes a blocked incarnation runnable (a socket it may wait on changed).
+func (w *world) wake(inc *incarnation) {
+	if inc != nil && inc.state == incBlocked {
+		w.makeRunnable(inc)
+	}
+}
+
+// start launches a new incarnation of n.
+func (w *world) start(n *node) {
+	n.lives++
+	w.stats.Incarnations++
+	inc := &incarnation{
+		w: w, node: n, n: n.lives, label: fmt.Sprintf("%s#%d", n.name, n.lives),
+		resume: make(chan struct{}), deadline: -1,
+		rand: streamRand(w.seedForGuest(), fmt.Sprintf("guest/%s/%d", n.name, n.lives)),
+	}
+	inc.initFDs()
+	n.inc = inc
+	n.crashNextOp = false
+	n.midPlanned = nil
+	for _, f := range n.armed {
+		if f.Incarnation == inc.n {
+			switch f.Kind {
+			case FaultCrash:
+				inc.crashAt = f.DiskOp
+			case FaultFsyncEIO:
+				if inc.eioAt == nil {
+					inc.eioAt = map[int64]bool{}
+				}
+				inc.eioAt[f.DiskOp] = true
+			}
+		}
+	}
+	w.tracef(inc.label, "start")
+	w.makeRunnable(inc)
+	go inc.main()
+}
+
+func (w *world) seedForGuest() uint64 {
+	if w.reseeded {
+		return w.opt.futureSeed
+	}
+	return w.seed
+}
+
+// main is the goroutine of one incarnation: it waits for the token, then runs the guest.
+func (inc *incarnation) main() {
+	w := inc.w
+	<-inc.resume
+	if inc.killed {
+		inc.finish(exitCrashed, "")
+		w.yield <- struct{}{}
+		return
+	}
+	ctx := context.WithValue(context.Background(), incKey{}, inc)
+	mod, err := w.sim.rt.InstantiateModule(ctx, inc.node.module, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+	if err == nil {
+		inc.mod = mod
+		start := mod.ExportedFunction("_start")
+		if start == nil {
+			err = fmt.Errorf("module has no _start")
+		} else {
+			_, err = start.Call(ctx)
+		}
+	}
+	code, msg := uint32(0), ""
+	if err != nil {
+		if ee, ok := err.(*sys.ExitError); ok {
+			code = ee.ExitCode()
+		} else {
+			code, msg = 2, err.Error()
+		}
+	}
+	if mod != nil {
+		mod.Close(context.Background())
+	}
+	inc.finish(code, msg)
+	w.yield <- struct{}{}
+}
+
+func (inc *incarnation) finish(code uint32, msg string) {
+	inc.flushOutput()
+	inc.exited = true
+	inc.code = code
+	inc.errMsg = msg
+	inc.state = incDone
+}
+
+// park gives the token back to the scheduler and waits to be resumed. A host function
+// calls it with inc.state already set (runnable or blocked).
+func (inc *incarnation) park() {
+	inc.w.yield <- struct{}{}
+	<-inc.resume
+	if inc.killed {
+		panic(sys.NewExitError(exitCrashed))
+	}
+}
+
+// yieldNow is a voluntary scheduling point: the incarnation stays runnable.
+func (inc *incarnation) yieldNow() {
+	w := inc.w
+	inc.state = incRunnable
+	w.runnable = append(w.runnable, inc)
+	inc.park()
+}
+
+// advance moves the virtual clock on by d for the running incarnation and yields if an
+// event became due, so that faults and deliveries happen on time.
+func (inc *incarnation) advance(d int64) {
+	w := inc.w
+	w.now += d
+	if at, ok := w.events.peekAt(); ok && at <= w.now {
+		inc.yieldNow()
+	} else if w.now > int64(w.cfg.Horizon) {
+		inc.yieldNow()
+	}
+}
+
+// afterExit handles an incarnation that stopped: crash, own exit, or end of run.
+func (w *world) afterExit(inc *incarnation) {
+	n := inc.node
+	if n.inc == inc {
+		n.inc = nil
+	}
+	w.net.nodeDown(inc)
+	if inc.crash {
+		if n.pendingMid != nil && !w.done {
+			// Crashed during a disk op: finish the crash here.
+			f := *n.pendingMid
+			n.pendingMid = nil
+			w.crashed(n, f)
+		}
+		return // an idle crash is finished by its fault handler
+	}
+	if w.done {
+		return
+	}
+	detail := ""
+	if inc.errMsg != "" {
+		detail = ": " + inc.errMsg
+	}
+	w.tracef(inc.label, "exited with code %d%s", inc.code, detail)
+	if n.workload {
+		w.done = true
+		if inc.code == 0 && !inc.killed {
+			w.verdict = VerdictPass
+			return
+		}
+		reason := inc.lastLine
+		if reason == "" {
+			reason = fmt.Sprintf("workload exited with code %d%s", inc.code, detail)
+		}
+		w.fail("workload-exit", inc.label, reason)
+		return
+	}
+	if inc.code != 0 && !inc.killed {
+		reason := fmt.Sprintf("%s crashed: exit_code(%d)", inc.label, inc.code)
+		if inc.lastLine != "" {
+			reason += ": " + inc.lastLine
+		}
+		if inc.errMsg != "" {
+			reason += ": " + inc.errMsg
+		}
+		w.fail("node-exit", inc.label, reason)
+	}
+}
+
+// fail records the first failure and ends the run.
+func (w *world) fail(kind, who, reason string) {
+	if w.failure != nil {
+		return
+	}
+	w.failure = &Failure{Kind: kind, Node: who, Reason: reason, AtNS: w.now}
+	if who != "" && !strings.HasPrefix(reason, who) {
+		w.failure.Reason = who + ": " + reason
+	}
+	w.verdict = VerdictFail
+	w.done = true
+	w.tracef("world", "FAIL %s", w.failure.Reason)
+}
+
+// kill stops a live incarnation from the scheduler goroutine and waits for it.
+func (w *world) kill(inc *incarnation, crash bool) {
+	if inc == nil || inc.state == incDone {
+		return
+	}
+	inc.killed = true
+	inc.crash = crash
+	// Remove it from the runnable set, then let it run into its exit.
+	for i, r := range w.runnable {
+		if r == inc {
+			w.runnable = append(w.runnable[:i], w.runnable[i+1:]...)
+			break
+		}
+	}
+	inc.state = incRunning
+	inc.resume <- struct{}{}
+	<-w.yield
+	inc.state = incDone
+	w.afterExit(inc)
+}
+
+// shutdown stops every live incarnation at the end of the run.
+func (w *world) shutdown() {
+	w.done = true
+	for _, n := range w.nodes {
+		if n.inc != nil {
+			w.kill(n.inc, false)
+		}
+	}
+}
+
+func (w *world) result() *Result {
+	r := &Result{
+		Seed:       w.seed,
+		Verdict:    w.verdict,
+		Failure:    w.failure,
+		Faults:     w.applied,
+		TraceLines: w.traceN,
+		EndNS:      w.now,
+		Stats:      w.stats,
+	}
+	if r.Verdict == "" {
+		r.Verdict = VerdictPass
+	}
+	if r.Faults == nil {
+		r.Faults = []Fault{}
+	}
+	if r.Failure == nil && r.Verdict != VerdictHorizon && r.Verdict != VerdictWatchdog {
+		w.checkHistory(r)
+	}
+	if r.Failure != nil && r.Failure.Signature == "" {
+		r.Failure.Signature = Signature(r)
+	}
+	names := make([]string, 0, len(w.props))
+	for k := range w.props {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		r.Properties = append(r.Properties, *w.props[k])
+	}
+	sum := w.traceHash.Sum(nil)
+	r.TraceHash = hex.EncodeToString(sum[:16])
+	if w.opt.keepTrace {
+		r.Trace = w.trace
+	}
+	r.Stats.WallNS = int64(time.Since(w.wallStart))
+	return r
+}

@@ -1,0 +1,232 @@
+// Tests of the kvlog example that run natively, without the simulator: the server and
+// the client as real processes over real TCP and real files. The recovery logic itself
+// is tested in package kvstore.
+package kvlog_test
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seedfall/seedfall/sim"
+)
+
+var serverBin, clientBin string
+
+// TestMain builds the server and the client once for all tests.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run()) // the tests skip themselves
+	}
+	bin, err := os.MkdirTemp("", "kvlog-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	serverBin, clientBin = filepath.Join(bin, "server"), filepath.Join(bin, "client")
+	code := 2
+	if err := build(serverBin, "./server"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	} else if err := build(clientBin, "./client"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	} else {
+		code = m.Run()
+	}
+	os.RemoveAll(bin)
+	os.Exit(code)
+}
+
+func build(out, pkg string) error {
+	b, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+	}
+	return nil
+}
+
+func skipShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the server and the client as processes")
+	}
+}
+
+func dial(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	conn, err := sim.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	return conn
+}
+
+// startServer starts the server over dir and waits until it serves; it returns the
+// process, its address and its stdout so far.
+func startServer(t *testing.T, bin, addr, dir string, args ...string) (*exec.Cmd, string, string) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"-addr", addr, "-dir", dir}, args...)...)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	r := bufio.NewReader(stdout)
+	var seen strings.Builder
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("server exited before serving: %v; output:\n%s", err, seen.String())
+		}
+		seen.WriteString(line)
+		if a, ok := strings.CutPrefix(strings.TrimSpace(line), "serving on "); ok {
+			go io.Copy(io.Discard, r)
+			return cmd, a, seen.String()
+		}
+	}
+}
+
+// startClient starts the workload against the server at addr, with its stdout piped
+// into lines.
+func startClient(t *testing.T, bin, addr string) (*exec.Cmd, <-chan string) {
+	t.Helper()
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "SEEDFALL_ADDR_server="+addr)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	lines := make(chan string, 100)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	return cmd, lines
+}
+
+// waitFor reads lines until one starts with prefix and returns everything read.
+func waitFor(t *testing.T, lines <-chan string, prefix string) []string {
+	t.Helper()
+	var got []string
+	timeout := time.After(60 * time.Second)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("client output ended before a line starting %q:\n%s", prefix, strings.Join(got, "\n"))
+			}
+			got = append(got, l)
+			if strings.HasPrefix(l, prefix) {
+				return got
+			}
+		case <-timeout:
+			t.Fatalf("no line starting %q within 60s:\n%s", prefix, strings.Join(got, "\n"))
+		}
+	}
+}
+
+// TestClientPassesAcrossRestart kills the server while the client runs and restarts it
+// over the same log: the client retries, finds every acknowledged write and exits 0.
+func TestClientPassesAcrossRestart(t *testing.T) {
+	skipShort(t)
+	dir := t.TempDir()
+	srv, addr, _ := startServer(t, serverBin, "127.0.0.1:0", dir)
+	client, lines := startClient(t, clientBin, addr)
+
+	waitFor(t, lines, "10 puts acknowledged")
+	srv.Process.Kill()
+	srv.Wait()
+	_, _, out := startServer(t, serverBin, addr, dir)
+	if !strings.HasPrefix(out, "recovered ") || strings.HasPrefix(out, "recovered 0 records") {
+		t.Errorf("restarted server printed %q, want it to recover records", out)
+	}
+
+	got := waitFor(t, lines, "ok: ")
+	if err := client.Wait(); err != nil {
+		t.Fatalf("client: %v; output:\n%s", err, strings.Join(got, "\n"))
+	}
+}
+
+// TestClientCatchesLostWrite is the negative control: the log is deleted while the
+// server is down, so acknowledged writes are gone and the client must say so and
+// exit 1.
+func TestClientCatchesLostWrite(t *testing.T) {
+	skipShort(t)
+	dir := t.TempDir()
+	srv, addr, _ := startServer(t, serverBin, "127.0.0.1:0", dir)
+	client, lines := startClient(t, clientBin, addr)
+
+	waitFor(t, lines, "10 puts acknowledged")
+	srv.Process.Kill()
+	srv.Wait()
+	if err := os.Remove(filepath.Join(dir, "kv.log")); err != nil {
+		t.Fatal(err)
+	}
+	startServer(t, serverBin, addr, dir)
+
+	got := waitFor(t, lines, "acknowledged write lost: ")
+	last := got[len(got)-1]
+	if !strings.HasSuffix(last, `server now answers "NONE"`) {
+		t.Errorf("client reported %q, want the lost key and the NONE answer", last)
+	}
+	err := client.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Errorf("client exit: %v, want exit status 1", err)
+	}
+}
+
+// TestServerProtocol speaks the line protocol to the server directly.
+func TestServerProtocol(t *testing.T) {
+	skipShort(t)
+	dir := t.TempDir()
+	_, addr, _ := startServer(t, serverBin, "127.0.0.1:0", dir)
+	conversation := []struct{ req, want string }{
+		{"GET a", "NONE"},
+		{"PUT a hello world", "OK"},
+		{"GET a", "VAL hello world"},
+		{"PUT a 2", "OK"},
+		{"GET a", "VAL 2"},
+		{"PUT a", "ERR usage: PUT key value"},
+		{"FROB", "ERR unknown command"},
+	}
+	var in bytes.Buffer
+	for _, c := range conversation {
+		in.WriteString(c.req + "\n")
+	}
+	conn := dial(t, addr)
+	defer conn.Close()
+	if _, err := conn.Write(in.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(conn)
+	for _, c := range conversation {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("%s: %v", c.req, err)
+		}
+		if got := strings.TrimSuffix(line, "\n"); got != c.want {
+			t.Errorf("%s -> %q, want %q", c.req, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,16 @@
+module github.com/seedfall/seedfall
+
+go 1.26
+
+require (
+	github.com/anishathalye/porcupine v1.3.1 // indirect
+	github.com/chromedp/cdproto v0.159.0 // indirect
+	github.com/chromedp/chromedp v0.23.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	github.com/google/go-github/v66 v66.0.0 // indirect
+	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
+	github.com/sethvargo/go-githubactions v1.3.1 // indirect
+	github.com/tetratelabs/wazero v1.12.0 // indirect
+	github.com/yuin/goldmark v1.8.7 // indirect
+	golang.org/x/sys v0.44.0 // indirect
+)

@@ -1,0 +1,59 @@
+//go:build !wasip1
+
+package sim
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"time"
+)
+
+// InSimulation reports whether the program runs inside seedfall's simulated world. It
+// is true exactly in GOOS=wasip1 builds: such a build imports the seedfall host module,
+// so nothing but seedfall can run it.
+func InSimulation() bool { return false }
+
+func listen(network, address string) (net.Listener, error) {
+	return net.Listen(network, address)
+}
+
+func dial(network, address string, timeout time.Duration) (net.Conn, error) {
+	return net.DialTimeout(network, resolve(address), timeout)
+}
+
+// resolve maps "node:port" to the value of SEEDFALL_ADDR_node, which is either a full
+// "host:port" or just a host (the port is then kept).
+func resolve(address string) string {
+	host, port, err := net.SplitHostPort(address)
+	if err != nil || host == "" {
+		return address
+	}
+	a := os.Getenv("SEEDFALL_ADDR_" + host)
+	if a == "" {
+		return address
+	}
+	if _, _, err := net.SplitHostPort(a); err == nil {
+		return a
+	}
+	return net.JoinHostPort(a, port)
+}
+
+// stderr is where failed assertions are reported; tests replace it.
+var stderr io.Writer = os.Stderr
+
+func assert(kind int, cond bool, message string, details map[string]any) {
+	if !failed(kind, cond) {
+		return
+	}
+	if d := encodeDetails(details); d != nil {
+		fmt.Fprintf(stderr, "sim: assertion failed: %s %s\n", message, d)
+		return
+	}
+	fmt.Fprintf(stderr, "sim: assertion failed: %s\n", message)
+}
+
+func call(client int, input any) *Op { return &Op{} }
+
+func opReturn(id uint32, output any) {}
