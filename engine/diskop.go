@@ -15,6 +15,9 @@ type diskOp struct {
 
 // beginDiskOp numbers the op and decides whether the node crashes during it.
 func (inc *incarnation) beginDiskOp(kind, path, detail string) diskOp {
+	if inc.w.reseedDue() {
+		inc.yieldNow() // decide this op in the re-randomized future
+	}
 	inc.diskOps++
 	inc.w.stats.DiskOps++
 	what := kind + " " + path
@@ -43,10 +46,12 @@ func (inc *incarnation) crashNow(op diskOp, partial string) {
 	f := Fault{AtNS: inc.w.now, Kind: FaultCrash, Node: n.name, DiskOp: op.n, Incarnation: inc.n, Where: op.what}
 	if n.midPlanned != nil {
 		f.RestartNS = n.midPlanned.RestartNS
+		f.ArmedNS = n.midPlanned.AtNS
 	} else {
 		for _, a := range n.armed {
 			if a.Kind == FaultCrash && a.Incarnation == inc.n && a.DiskOp == op.n {
 				f.RestartNS = a.RestartNS
+				f.ArmedNS = a.ArmedNS
 			}
 		}
 	}

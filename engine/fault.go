@@ -29,7 +29,9 @@ type Fault struct {
 	Node string    `json:"node"`
 	// MidOp asks for the crash to happen during the node's first disk op at or after AtNS.
 	// When it fires, DiskOp and Incarnation record where, so the plan replays exactly.
-	MidOp       bool     `json:"mid_op,omitempty"`
+	MidOp bool `json:"mid_op,omitempty"`
+	// ArmedNS is when a mid-op crash was armed (it fires at the next disk op after it).
+	ArmedNS     int64    `json:"armed_ns,omitempty"`
 	DiskOp      int64    `json:"disk_op,omitempty"`
 	Incarnation int      `json:"incarnation,omitempty"`
 	RestartNS   int64    `json:"restart_ns,omitempty"`

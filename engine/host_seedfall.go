@@ -74,7 +74,9 @@ func sockStatus(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	switch {
 	case sk.err != 0:
 		return uint32(sk.err)
-	case sk.listener || sk.established:
+	case sk.listener:
+		return errnoNotSock
+	case sk.established:
 		return 0
 	default:
 		return errnoAgain

@@ -149,10 +149,8 @@ func (nw *network) resolve(self *node, addr string) (*node, int, uint16) {
 	if n := nw.w.byName[host]; n != nil {
 		return n, port, 0
 	}
-	if strings.HasPrefix(host, "10.77.0.") {
-		if i, err := strconv.Atoi(strings.TrimPrefix(host, "10.77.0.")); err == nil && i >= 1 && i <= len(nw.w.nodes) {
-			return nw.w.nodes[i-1], port, 0
-		}
+	if name, ok := nw.w.sim.nodeIPs[host]; ok {
+		return nw.w.byName[name], port, 0
 	}
 	return nil, 0, errnoHostUnreach
 }

@@ -110,7 +110,8 @@ func (w *world) installPlan() {
 		}
 	}
 	w.planned = append([]Fault(nil), plan.Faults...)
-	w.tracef("world", "seed %d, %d faults planned", w.seed, len(w.planned))
+	// The trace does not list the plan: a generated plan and the saved plan of the faults
+	// it applied must give byte-identical traces. Faults are traced as they fire.
 	w.rescheduleFaults(w.planned)
 }
 
@@ -142,7 +143,12 @@ func (w *world) rescheduleFaults(fs []Fault) {
 			}
 			continue
 		}
-		w.schedule(f.AtNS, func() { w.applyFault(f) })
+		gen := w.faultGen
+		w.schedule(f.AtNS, func() {
+			if gen == w.faultGen {
+				w.applyFault(f)
+			}
+		})
 	}
 }
 

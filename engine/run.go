@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/seedfall/seedfall/engine/internal/lin"
+	"github.com/seedfall/seedfall/engine/internal/overlay"
 )
 
 // Sim is a prepared world: the config with its nodes built and compiled. One Sim runs any
@@ -24,6 +25,7 @@ type Sim struct {
 	modules    []wazero.CompiledModule
 	wasmPaths  []string
 	antithesis bool
+	nodeIPs    map[string]string // fake IP -> node name, as the net overlay assigns them
 	// Timings of preparation, for benchmarks.
 	BuildTime, CompileTime time.Duration
 }
@@ -41,6 +43,18 @@ type PrepareOptions struct {
 func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error) {
 	s := &Sim{cfg: cfg}
 	nodes := cfg.AllNodes()
+	var names []string
+	for _, n := range nodes {
+		names = append(names, n.Name)
+	}
+	ips, err := overlay.NodeIPs(names)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+	}
+	s.nodeIPs = map[string]string{}
+	for ip, name := range ips {
+		s.nodeIPs[ip.String()] = name
+	}
 	t0 := time.Now()
 	if opt.Wasm != nil {
 		if len(opt.Wasm) != len(nodes) {

@@ -90,6 +90,7 @@ type world struct {
 	traceHash   hash.Hash
 	applied     []Fault
 	planned     []Fault
+	faultGen    int
 	props       map[string]*PropertyHit
 	history     []histOp
 	failure     *Failure
@@ -305,6 +306,26 @@ func (w *world) reseed() {
 			keep = append(keep, f)
 		}
 	}
+	w.faultGen++ // cancels the fault events already queued after this moment
+	// Faults armed on future disk ops are part of the future too, unless they were
+	// already decided (armed) before this moment.
+	for _, n := range w.nodes {
+		var keep []Fault
+		for _, f := range n.armed {
+			if f.ArmedNS > 0 && f.ArmedNS <= w.now {
+				keep = append(keep, f)
+			}
+		}
+		n.armed = keep
+		if inc := n.inc; inc != nil {
+			inc.crashAt, inc.eioAt = 0, nil
+			for _, f := range keep {
+				if f.Incarnation == inc.n && f.Kind == FaultCrash {
+					inc.crashAt = f.DiskOp
+				}
+			}
+		}
+	}
 	fresh := generatePlan(w.cfg, fs, w.now, w.nodes).Faults
 	w.planned = append(keep, fresh...)
 	w.rescheduleFaults(fresh)
@@ -473,9 +494,16 @@ func (inc *incarnation) advance(d int64) {
 	w.now += d
 	if at, ok := w.events.peekAt(); ok && at <= w.now {
 		inc.yieldNow()
-	} else if w.now > int64(w.cfg.Horizon) {
+	} else if w.now > int64(w.cfg.Horizon) || w.reseedDue() {
 		inc.yieldNow()
 	}
+}
+
+// reseedDue reports whether cause's moment has come and the future is not yet
+// re-randomized: the running node must give the scheduler a chance to do it now, not at
+// the end of its slice.
+func (w *world) reseedDue() bool {
+	return w.opt.reseedAt > 0 && !w.reseeded && w.now >= w.opt.reseedAt
 }
 
 // afterExit handles an incarnation that stopped: crash, own exit, or end of run.
@@ -485,6 +513,7 @@ func (w *world) afterExit(inc *incarnation) {
 		n.inc = nil
 	}
 	w.net.nodeDown(inc)
+	w.collectAntithesis(inc)
 	if inc.crash {
 		if n.pendingMid != nil && !w.done {
 			// Crashed during a disk op: finish the crash here.

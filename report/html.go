@@ -172,7 +172,11 @@ func newCard(n int, g Group) card {
 		c.Shrunk = append(c.Shrunk, f.String())
 	}
 	if len(g.Trace) > 0 {
-		c.Trace = strings.Join(g.Trace, "\n")
+		lines := make([]string, len(g.Trace))
+		for i, l := range g.Trace {
+			lines[i] = printable(l)
+		}
+		c.Trace = strings.Join(lines, "\n")
 	}
 	return c
 }

@@ -51,7 +51,7 @@ func fixture() *Data {
 					{AtNS: 1900 * ms, Kind: engine.FaultReset, Node: "n3"},
 					{AtNS: 2100 * ms, Kind: engine.FaultPause, Node: "n2", DurationNS: 150 * ms},
 				},
-				Trace:     []string{"1.2s n1 | became leader term 3", "2.39s client#1 | read k3 -> v7"},
+				Trace:     []string{"1.2s n1 | became leader term 3", "2.39s client#1 | read k3 -> v7 ]]> <![CDATA[ \x00\x1b[31m"},
 				Replay:    "seedfall replay -c seedfall.json -seed 5 -faults sig-0a1b2c3d4e5f.faults.json",
 				FirstSeen: "a1b2c3d", LastSeen: "0123456", AtNS: 2400 * ms,
 			},
@@ -386,6 +386,9 @@ func TestJUnitParses(t *testing.T) {
 	c := suite.Cases[0]
 	if c.Failure == nil || !strings.Contains(c.Failure.Message, pwn) || !strings.Contains(c.Failure.Text, "seedfall replay -c seedfall.json -seed 1") {
 		t.Errorf("first failure does not carry the reason and the replay command: %+v", c.Failure)
+	}
+	if c := suite.Cases[2]; c.Failure == nil || !strings.Contains(c.Failure.Text, "v7 ]]> <![CDATA[") {
+		t.Errorf("a trace line holding ]]> did not survive the CDATA section: %+v", c.Failure)
 	}
 	if !strings.Contains(suite.Cases[4].Name, "991 of 1000 seeds passed") {
 		t.Errorf("passing case = %q", suite.Cases[4].Name)

@@ -13,4 +13,4 @@ func todo(name string) func(context.Context, []string, io.Writer, io.Writer) int
 	}
 }
 
-var cmdShrink, cmdCause, cmdMutate, cmdReport, cmdCI, cmdMerge, cmdMCP = todo("shrink"), todo("cause"), todo("mutate"), todo("report"), todo("ci"), todo("merge"), todo("mcp")
+var cmdMutate, cmdReport, cmdCI, cmdMerge, cmdMCP = todo("mutate"), todo("report"), todo("ci"), todo("merge"), todo("mcp")

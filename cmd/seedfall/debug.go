@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/seedfall/seedfall/engine"
+)
+
+// shrinkJSON is shrink's -json output (also the MCP tool's structured result).
+type shrinkJSON struct {
+	Seed          uint64         `json:"seed"`
+	Signature     string         `json:"signature"`
+	FaultsBefore  int            `json:"faults_before"`
+	MinimalFaults int            `json:"minimal_faults"`
+	Runs          int            `json:"runs"`
+	PlanFile      string         `json:"plan_file"`
+	Replay        string         `json:"replay"`
+	ReplaysExact  bool           `json:"replays_exactly"`
+	Exhausted     bool           `json:"budget_exhausted,omitempty"`
+	Failure       shrinkFailure  `json:"failure"`
+	Plan          []engine.Fault `json:"plan"`
+}
+
+type shrinkFailure struct {
+	Reason              string   `json:"reason"`
+	AtNS                int64    `json:"at_ns"`
+	FaultsBeforeFailure []string `json:"faults_before_failure"`
+}
+
+// faultLines renders faults aligned on their times, as on the product page.
+func faultLines(fs []engine.Fault) []string {
+	w := 0
+	for _, f := range fs {
+		w = max(w, len(engine.FormatDuration(f.AtNS)))
+	}
+	var out []string
+	for _, f := range fs {
+		t := engine.FormatDuration(f.AtNS)
+		out = append(out, strings.Repeat(" ", w-len(t))+f.String())
+	}
+	return out
+}
+
+func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("shrink", stderr)
+	cfgPath := fs.String("c", "seedfall.json", "config `file`")
+	seed := fs.Uint64("seed", 0, "the failing seed (required)")
+	faults := fs.String("faults", "", "start from this fault plan `file` instead of the seed's own")
+	out := fs.String("o", "", "save the minimal plan to `file` (default seed-N.faults.json next to the config)")
+	budget := fs.Duration("budget", 5*time.Minute, "wall-clock budget")
+	workers := fs.Int("workers", runtime.NumCPU(), "parallel runs")
+	jsonOut := fs.Bool("json", false, "print JSON")
+	if code, stop := parseFlags(fs, args); stop {
+		return code
+	}
+	if !flagSet(fs, "seed") {
+		fmt.Fprintln(stderr, "seedfall shrink: -seed is required")
+		return exitUsage
+	}
+	var plan *engine.FaultPlan
+	if *faults != "" {
+		var err error
+		if plan, err = loadPlan(*faults); err != nil {
+			fmt.Fprintf(stderr, "seedfall shrink: %v\n", err)
+			return exitUsage
+		}
+	}
+	sim, code := loadAndPrepare(ctx, *cfgPath, stderr, true)
+	if sim == nil {
+		return code
+	}
+	defer sim.Close()
+	res, err := sim.Shrink(ctx, *seed, engine.ShrinkOptions{Plan: plan, Workers: *workers, Budget: *budget})
+	if err != nil {
+		fmt.Fprintf(stderr, "seedfall shrink: %v\n", err)
+		return exitUsage
+	}
+	planFile := *out
+	if planFile == "" {
+		planFile = filepath.Join(filepath.Dir(sim.Config().Path), fmt.Sprintf("seed-%d.faults.json", *seed))
+	}
+	if err := savePlan(planFile, res.Plan); err != nil {
+		fmt.Fprintf(stderr, "seedfall shrink: save plan: %v\n", err)
+		return exitUsage
+	}
+	before := faultsBefore(res.Minimal)
+	replay := fmt.Sprintf("seedfall replay -c %s -seed %d -faults %s", *cfgPath, *seed, planFile)
+	if *jsonOut {
+		j := shrinkJSON{Seed: *seed, Signature: res.Signature, FaultsBefore: res.Before, MinimalFaults: len(before),
+			Runs: res.Runs, PlanFile: planFile, Replay: replay, ReplaysExact: res.Replays, Exhausted: res.Exhausted,
+			Failure: shrinkFailure{Reason: res.Minimal.Failure.Reason, AtNS: res.Minimal.Failure.AtNS, FaultsBeforeFailure: faultLines(before)},
+			Plan:    res.Plan.Faults}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(j)
+		return exitFail
+	}
+	fmt.Fprintf(stdout, "faults before the failure (%d):\n", len(before))
+	for _, l := range faultLines(before) {
+		fmt.Fprintf(stdout, "  %s\n", l)
+	}
+	fmt.Fprintf(stdout, "FAIL %s\n\n", res.Minimal.Failure.Reason)
+	note := ""
+	if res.Exhausted {
+		note = " (budget exhausted: the plan is smaller, maybe not minimal)"
+	}
+	fmt.Fprintf(stdout, "shrunk %d -> %d faults in %d runs, %.1fs%s\n", res.Before, len(before), res.Runs, time.Duration(res.WallNS).Seconds(), note)
+	if res.Replays {
+		fmt.Fprintf(stdout, "minimal plan saved to %s; it replays exactly:\n  %s\n", planFile, replay)
+	} else {
+		fmt.Fprintf(stdout, "WARNING: minimal plan saved to %s did not replay to an identical trace\n", planFile)
+	}
+	return exitFail
+}
+
+// causeJSON is cause's -json output.
+type causeJSON struct {
+	*engine.CauseResult
+	Bars []string `json:"bars"`
+}
+
+func causeBars(res *engine.CauseResult) []string {
+	w := 0
+	for _, m := range res.Moments {
+		w = max(w, len(engine.FormatDuration(m.AtNS)))
+	}
+	var out []string
+	for _, m := range res.Moments {
+		t := engine.FormatDuration(m.AtNS)
+		bar := strings.Repeat("█", int(m.P*15+0.5))
+		line := fmt.Sprintf("%s%s %3.0f%% %s", strings.Repeat(" ", w-len(t)), t, m.P*100, bar)
+		if m.Fault != "" {
+			line += " <- " + m.Fault
+		}
+		out = append(out, strings.TrimRight(line, " "))
+	}
+	return out
+}
+
+func cmdCause(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("cause", stderr)
+	cfgPath := fs.String("c", "seedfall.json", "config `file`")
+	seed := fs.Uint64("seed", 0, "the failing seed (required)")
+	faults := fs.String("faults", "", "explain the run of this fault plan `file`")
+	moments := fs.Int("moments", 20, "evenly spaced moments (a moment before and after each fault is added)")
+	futures := fs.Int("futures", 20, "alternate futures per moment")
+	workers := fs.Int("workers", runtime.NumCPU(), "parallel runs")
+	jsonOut := fs.Bool("json", false, "print the curve as JSON")
+	if code, stop := parseFlags(fs, args); stop {
+		return code
+	}
+	if !flagSet(fs, "seed") {
+		fmt.Fprintln(stderr, "seedfall cause: -seed is required")
+		return exitUsage
+	}
+	var plan *engine.FaultPlan
+	if *faults != "" {
+		var err error
+		if plan, err = loadPlan(*faults); err != nil {
+			fmt.Fprintf(stderr, "seedfall cause: %v\n", err)
+			return exitUsage
+		}
+	}
+	sim, code := loadAndPrepare(ctx, *cfgPath, stderr, true)
+	if sim == nil {
+		return code
+	}
+	defer sim.Close()
+	tty := isTerminal(stderr)
+	res, err := sim.Cause(ctx, *seed, engine.CauseOptions{Plan: plan, Moments: *moments, Futures: *futures, Workers: *workers,
+		Progress: func(done, total int) {
+			if tty && (done%20 == 0 || done == total) {
+				fmt.Fprintf(stderr, "\r\033[K%d/%d futures", done, total)
+				if done == total {
+					fmt.Fprintln(stderr)
+				}
+			}
+		}})
+	if err != nil {
+		fmt.Fprintf(stderr, "seedfall cause: %v\n", err)
+		return exitUsage
+	}
+	bars := causeBars(res)
+	if *jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(causeJSON{res, bars})
+		return exitPass
+	}
+	name := filepath.Base(filepath.Dir(sim.Config().Path))
+	fmt.Fprintf(stdout, "# %s, seed %d: %d alternate futures in %.0fs\n", name, *seed, res.Futures, time.Duration(res.WallNS).Seconds())
+	fmt.Fprintf(stdout, "# FAIL at %s: %s\n", engine.FormatDuration(res.Failure.AtNS), res.Failure.Reason)
+	for _, b := range bars {
+		fmt.Fprintln(stdout, b)
+	}
+	if res.Jump != nil {
+		fmt.Fprintf(stdout, "biggest jump: %s\n", res.Jump.Summary)
+	} else {
+		fmt.Fprintln(stdout, "no jump: P(fail) never rises (the failure may not depend on the faults)")
+	}
+	return exitPass
+}

@@ -1,0 +1,199 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// ShrinkOptions tune Shrink.
+type ShrinkOptions struct {
+	// Plan is the failing run's plan; nil means the seed's own generated plan.
+	Plan *FaultPlan
+	// Workers run candidate plans in parallel (default 2).
+	Workers int
+	// Budget bounds the wall time; the best plan so far is returned when it runs out.
+	Budget time.Duration
+	// Progress is called after each batch of runs.
+	Progress func(runs, faults int)
+}
+
+// ShrinkResult is a minimal fault plan that still produces the original failure.
+type ShrinkResult struct {
+	Seed      uint64     `json:"seed"`
+	Signature string     `json:"signature"`
+	Original  *Result    `json:"original"`
+	Minimal   *Result    `json:"minimal"`
+	Plan      *FaultPlan `json:"plan"`
+	Before    int        `json:"faults_before"`
+	After     int        `json:"faults_after"`
+	Runs      int        `json:"runs"`
+	Exhausted bool       `json:"budget_exhausted,omitempty"`
+	// Replays is true when the minimal plan was run twice more with identical traces.
+	Replays bool  `json:"replays_exactly"`
+	WallNS  int64 `json:"wall_ns"`
+}
+
+// Shrink reduces a failing seed's faults with delta debugging (ddmin) while the failure
+// keeps its signature, then simplifies what remains (idle instead of mid-op crashes,
+// shorter partitions and pauses). The result's plan replays exactly with RunOptions.Plan.
+func (s *Sim) Shrink(ctx context.Context, seed uint64, opt ShrinkOptions) (*ShrinkResult, error) {
+	start := time.Now()
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = 2
+	}
+	orig := s.Run(ctx, seed, RunOptions{Plan: opt.Plan})
+	if orig.Failure == nil || orig.Verdict != VerdictFail {
+		return nil, fmt.Errorf("seed %d does not fail (%s): nothing to shrink", seed, orig.Verdict)
+	}
+	sig := orig.Failure.Signature
+	res := &ShrinkResult{Seed: seed, Signature: sig, Original: orig, Before: len(orig.Faults), Runs: 1}
+	deadline := time.Time{}
+	if opt.Budget > 0 {
+		deadline = start.Add(opt.Budget)
+	}
+	var mu sync.Mutex
+	best := map[int]*Result{} // candidate index -> result, per batch
+	try := func(cands [][]Fault) []bool {
+		ok := make([]bool, len(cands))
+		sem := make(chan struct{}, workers)
+		var wg sync.WaitGroup
+		for i, c := range cands {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func(i int, c []Fault) {
+				defer wg.Done()
+				defer func() { <-sem }()
+				r := s.Run(ctx, seed, RunOptions{Plan: &FaultPlan{Seed: seed, Faults: c}})
+				good := r.Verdict == VerdictFail && r.Failure != nil && r.Failure.Signature == sig
+				mu.Lock()
+				res.Runs++
+				if good {
+					best[i] = r
+				}
+				mu.Unlock()
+				ok[i] = good
+			}(i, c)
+		}
+		wg.Wait()
+		if opt.Progress != nil {
+			opt.Progress(res.Runs, -1)
+		}
+		return ok
+	}
+	outOfBudget := func() bool {
+		return ctx.Err() != nil || (!deadline.IsZero() && time.Now().After(deadline))
+	}
+	cur := append([]Fault(nil), orig.Faults...)
+	// The recorded plan must reproduce the failure; if it does not, replay is broken.
+	if ok := try([][]Fault{cur}); !ok[0] {
+		return nil, fmt.Errorf("seed %d: replaying the recorded %d faults does not reproduce the failure (a determinism bug: run with -check)", seed, len(cur))
+	}
+	// ddmin: try removing chunks (complements), refining granularity.
+	n := 2
+	for len(cur) >= 2 && !outOfBudget() {
+		chunks := split(cur, n)
+		var cands [][]Fault
+		for i := range chunks {
+			cands = append(cands, without(chunks, i))
+		}
+		// Also try each chunk alone when n is small (finds 1-fault failures fast).
+		if n <= 4 {
+			cands = append(cands, chunks...)
+		}
+		ok := try(cands)
+		reduced := false
+		for i, good := range ok {
+			if good {
+				cur = cands[i]
+				if i < len(chunks) {
+					n = max(n-1, 2)
+				} else {
+					n = 2
+				}
+				reduced = true
+				break
+			}
+		}
+		if !reduced {
+			if n >= len(cur) {
+				break
+			}
+			n = min(len(cur), 2*n)
+		}
+	}
+	if len(cur) == 1 && !outOfBudget() {
+		if ok := try([][]Fault{{}}); ok[0] {
+			cur = nil
+		}
+	}
+	// Simplify each remaining fault.
+	for i := 0; i < len(cur) && !outOfBudget(); i++ {
+		for _, simpler := range simplifications(cur[i]) {
+			cand := append([]Fault(nil), cur...)
+			cand[i] = simpler
+			if ok := try([][]Fault{cand}); ok[0] {
+				cur = cand
+			}
+		}
+	}
+	res.Exhausted = outOfBudget()
+	if cur == nil {
+		cur = []Fault{}
+	}
+	// The minimal plan, run for its recorded faults (times and ops as they fired).
+	final := s.Run(ctx, seed, RunOptions{Plan: &FaultPlan{Seed: seed, Faults: cur}, Trace: true})
+	res.Runs++
+	if final.Verdict != VerdictFail || final.Failure == nil || final.Failure.Signature != sig {
+		return nil, fmt.Errorf("seed %d: the minimal plan stopped reproducing the failure (a determinism bug)", seed)
+	}
+	res.Plan = &FaultPlan{Seed: seed, Faults: final.Faults}
+	again := s.Run(ctx, seed, RunOptions{Plan: res.Plan})
+	res.Runs++
+	res.Replays = again.TraceHash == final.TraceHash
+	res.Minimal = final
+	res.After = len(final.Faults)
+	res.WallNS = int64(time.Since(start))
+	return res, nil
+}
+
+// simplifications proposes simpler variants of one fault, simplest first.
+func simplifications(f Fault) []Fault {
+	var out []Fault
+	switch f.Kind {
+	case FaultCrash:
+		if f.DiskOp > 0 {
+			g := f
+			g.DiskOp, g.Incarnation, g.Where, g.MidOp = 0, 0, "", false
+			out = append(out, g)
+		}
+	case FaultPartition, FaultPause, FaultLatency:
+		if f.DurationNS > int64(time.Millisecond) {
+			g := f
+			g.DurationNS = f.DurationNS / 2
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+func split(fs []Fault, n int) [][]Fault {
+	var out [][]Fault
+	size := (len(fs) + n - 1) / n
+	for i := 0; i < len(fs); i += size {
+		out = append(out, fs[i:min(i+size, len(fs))])
+	}
+	return out
+}
+
+func without(chunks [][]Fault, skip int) []Fault {
+	var out []Fault
+	for i, c := range chunks {
+		if i != skip {
+			out = append(out, c...)
+		}
+	}
+	return out
+}

@@ -1,0 +1,147 @@
+// Command server wraps github.com/tidwall/wal behind a tiny line protocol, so that
+// seedfall can crash it in the middle of an append and check every acknowledged write.
+//
+//	PUT key value\n  ->  OK\n      (once wal.Write returned: the entry is fsynced)
+//	GET key\n        ->  VAL value\n  or  NONE\n
+//
+// Every PUT is one log entry "key value" at index LastIndex()+1. On start the server
+// opens the log and reads every entry back; if the library cannot open or read its own
+// log the server prints the library's error ("open wal: log corrupt") and exits 1,
+// which seedfall reports as a failure: the acknowledged writes in it are unreachable.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/seedfall/seedfall/sim"
+	"github.com/tidwall/wal"
+)
+
+func main() {
+	addr := flag.String("addr", ":7000", "`address` to listen on")
+	dir := flag.String("dir", "/data/wal", "log `directory`")
+	segSize := flag.Int("segment-size", 512, "wal.Options.SegmentSize in `bytes` (small, so segments cycle often)")
+	noSync := flag.Bool("nosync", false, "wal.Options.NoSync: acknowledge before fsync (negative control)")
+	flag.Parse()
+	if err := run(*addr, *dir, *segSize, *noSync); err != nil {
+		fmt.Fprintf(os.Stderr, "%v\n", err)
+		os.Exit(1)
+	}
+}
+
+type server struct {
+	mu   sync.Mutex
+	log  *wal.Log
+	kv   map[string]string
+	last uint64
+}
+
+func run(addr, dir string, segSize int, noSync bool) error {
+	if err := mkdirDurable(dir); err != nil {
+		return fmt.Errorf("create log directory: %w", err)
+	}
+	l, err := wal.Open(dir, &wal.Options{NoSync: noSync, SegmentSize: segSize})
+	if err != nil {
+		return fmt.Errorf("open wal: %w", err)
+	}
+	s := &server{log: l, kv: map[string]string{}}
+	first, err := l.FirstIndex()
+	if err != nil {
+		return fmt.Errorf("open wal: %w", err)
+	}
+	last, err := l.LastIndex()
+	if err != nil {
+		return fmt.Errorf("open wal: %w", err)
+	}
+	for i := first; i <= last && i > 0; i++ {
+		data, err := l.Read(i)
+		if err != nil {
+			return fmt.Errorf("read wal entry %d: %w", i, err)
+		}
+		key, value, ok := strings.Cut(string(data), " ")
+		sim.Always(ok && key != "", "every entry the log returns is one the server wrote",
+			map[string]any{"index": i, "entry": fmt.Sprintf("%q", data)})
+		if !ok || key == "" {
+			return fmt.Errorf("read wal entry %d: not an entry the server wrote: %q", i, data)
+		}
+		s.kv[key] = value
+	}
+	s.last = last
+	fmt.Printf("opened wal: entries %d..%d, %d keys\n", first, last, len(s.kv))
+
+	ln, err := sim.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			return fmt.Errorf("accept: %w", err)
+		}
+		go s.serve(conn)
+	}
+}
+
+// mkdirDurable creates dir and fsyncs its parent, so the directory itself survives a
+// crash under strict_dirs. (Making the log's own files durable is the library's job.)
+func mkdirDurable(dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	d, err := os.Open(filepath.Dir(dir))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+func (s *server) serve(conn net.Conn) {
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return
+		}
+		if _, err := io.WriteString(conn, s.handle(strings.TrimSuffix(line, "\n"))); err != nil {
+			return
+		}
+	}
+}
+
+func (s *server) handle(line string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cmd, args, _ := strings.Cut(line, " ")
+	switch cmd {
+	case "PUT":
+		key, value, ok := strings.Cut(args, " ")
+		if !ok || key == "" {
+			return "ERR usage: PUT key value\n"
+		}
+		if err := s.log.Write(s.last+1, []byte(key+" "+value)); err != nil {
+			return "ERR " + strings.ReplaceAll(err.Error(), "\n", " ") + "\n"
+		}
+		s.last++
+		s.kv[key] = value
+		return "OK\n"
+	case "GET":
+		if v, ok := s.kv[args]; ok {
+			return "VAL " + v + "\n"
+		}
+		return "NONE\n"
+	}
+	return "ERR unknown command\n"
+}
