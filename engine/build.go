@@ -81,11 +81,14 @@ func buildNode(ctx context.Context, cfg *Config, n NodeConfig) (string, error) {
 	}
 	needOverlay := n.NetOverlay || len(n.Patches) > 0
 	if needOverlay {
-		ov, err := writeOverlay(cfg, n)
+		ov, modfile, err := writeOverlay(cfg, n)
 		if err != nil {
 			return "", err
 		}
 		args = append(args, "-overlay", ov)
+		if modfile != "" {
+			args = append(args, "-modfile", modfile)
+		}
 	}
 	args = append(args, pkg)
 	cmd := exec.CommandContext(ctx, "go", args...)
@@ -123,56 +126,83 @@ func buildNode(ctx context.Context, cfg *Config, n NodeConfig) (string, error) {
 }
 
 // writeOverlay writes the build overlay for a node: seedfall's net package (net_overlay)
-// and patched dependency files (patches).
-func writeOverlay(cfg *Config, n NodeConfig) (string, error) {
+// and patched dependency files (patches). Patched files of modules in the module cache,
+// which an overlay may not replace, go to patched copies of their modules instead, and
+// modfile is then the -modfile that points the build at them.
+func writeOverlay(cfg *Config, n NodeConfig) (ovPath, modfile string, err error) {
 	root, err := goRoot()
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	dir := filepath.Join(CacheDir(), "overlay", n.Name+"-"+shortHash(cfg.Path))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+		return "", "", err
 	}
 	replace := map[string]string{}
 	if n.NetOverlay {
 		ovPath, err := overlay.Write(filepath.Join(dir, "net"), root)
 		if err != nil {
-			return "", fmt.Errorf("net overlay: %w", err)
+			return "", "", fmt.Errorf("net overlay: %w", err)
 		}
 		raw, err := os.ReadFile(ovPath)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		var ov struct{ Replace map[string]string }
 		if err := json.Unmarshal(raw, &ov); err != nil {
-			return "", fmt.Errorf("net overlay: %w", err)
+			return "", "", fmt.Errorf("net overlay: %w", err)
 		}
 		for k, v := range ov.Replace {
 			replace[k] = v
 		}
 	}
+	modcache := ""
+	mods := map[string]*patchedModule{}
+	if len(n.Patches) > 0 {
+		if modcache, err = goEnv(cfg.Dir, "GOMODCACHE"); err != nil {
+			return "", "", err
+		}
+	}
 	for i, patch := range n.Patches {
 		files, err := applyPatch(cfg, n, filepath.Join(cfg.Dir, patch))
 		if err != nil {
-			return "", fmt.Errorf("node %q patches[%d] (%s): %w", n.Name, i, patch, err)
+			return "", "", fmt.Errorf("node %q patches[%d] (%s): %w", n.Name, i, patch, err)
+		}
+		inCache, err := splitModCache(modcache, files)
+		if err != nil {
+			return "", "", fmt.Errorf("node %q patches[%d] (%s): %w", n.Name, i, patch, err)
+		}
+		for d, m := range inCache {
+			if prev := mods[d]; prev != nil {
+				for f, c := range m.files {
+					prev.files[f] = c
+				}
+			} else {
+				mods[d] = m
+			}
 		}
 		for orig, content := range files {
 			p := filepath.Join(dir, "patched", shortHash(orig)+"-"+filepath.Base(orig))
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				return "", err
+				return "", "", err
 			}
 			if err := os.WriteFile(p, content, 0o644); err != nil {
-				return "", err
+				return "", "", err
 			}
 			replace[orig] = p
 		}
 	}
+	if len(mods) > 0 {
+		if modfile, err = writePatchedModules(cfg, dir, mods); err != nil {
+			return "", "", fmt.Errorf("node %q patches: %w", n.Name, err)
+		}
+	}
 	raw, err := json.MarshalIndent(struct{ Replace map[string]string }{replace}, "", "  ")
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	p := filepath.Join(dir, "overlay.json")
-	return p, os.WriteFile(p, raw, 0o644)
+	return p, modfile, os.WriteFile(p, raw, 0o644)
 }
 
 func shortHash(s string) string {

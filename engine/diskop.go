@@ -114,3 +114,24 @@ func (inc *incarnation) maybePreempt() {
 }
 
 func (inc *incarnation) String() string { return fmt.Sprintf("%s(state %d)", inc.label, inc.state) }
+
+// syncSite names where an fsync comes from, for call-site mutants: the guest's source
+// location when known, else the file it syncs.
+func (inc *incarnation) syncSite(e *fdEntry) string {
+	site := inc.location()
+	if site == "" {
+		site = "sync of " + e.path
+	}
+	if e.kind == fdDir {
+		site += " (dir)"
+	}
+	w := inc.w
+	if w.syncSites == nil {
+		w.syncSites = map[string]bool{}
+	}
+	w.syncSites[site] = true
+	return site
+}
+
+// location is the guest source location of the current host call ("" when unknown).
+func (inc *incarnation) location() string { return "" }

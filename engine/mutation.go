@@ -1,5 +1,7 @@
 package engine
 
+import "strings"
+
 // Mutation operators of the simulated operating system, for durability mutation testing.
 const (
 	MutFsyncNoop     = "fsync-noop"       // fsync and fdatasync return success and persist nothing
@@ -10,12 +12,19 @@ const (
 	MutReorderSync   = "reorder-sync"     // fsync persists only a random prefix of pending writes
 )
 
+// MutSitePrefix starts a call-site mutation: "fsync-site:<location>" makes only the
+// fsyncs made from that source location no-ops.
+const MutSitePrefix = "fsync-site:"
+
 // MutationNames lists the OS-level mutation operators.
 func MutationNames() []string {
 	return []string{MutFsyncNoop, MutFdatasyncNoop, MutDirFsyncNoop, MutOSyncIgnored, MutRenameNonAtom, MutReorderSync}
 }
 
 func knownMutation(m string) bool {
+	if strings.HasPrefix(m, MutSitePrefix) {
+		return true
+	}
 	for _, n := range MutationNames() {
 		if n == m {
 			return true

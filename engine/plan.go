@@ -202,7 +202,7 @@ func (w *world) applyFault(f Fault) {
 		w.tracef("fault", "wall clock of %s jumps by %s", n.name, FormatDuration(f.JumpNS))
 	case FaultClockSkew:
 		w.applied = append(w.applied, f)
-		n.skewPPM = f.SkewPPM
+		n.setSkew(w.now, f.SkewPPM)
 		w.tracef("fault", "clock of %s drifts %+dppm", n.name, f.SkewPPM)
 	case FaultFsyncEIO:
 		if n.inc == nil {
@@ -233,13 +233,23 @@ func (w *world) crashed(n *node, f Fault) {
 // clockNS returns node n's view of a clock: monotonic (id 1) drifts with skew but never
 // goes back; realtime (id 0) also carries jumps.
 func (n *node) clockNS(now int64, realtime bool) int64 {
-	t := now
+	t := now + n.skewOffset
 	if n.skewPPM != 0 {
-		t += int64(math.Round(float64(now) * float64(n.skewPPM) / 1e6))
+		t += int64(math.Round(float64(now-n.skewSince) * float64(n.skewPPM) / 1e6))
 	}
 	if realtime {
 		// An arbitrary, fixed epoch: 2025-01-01T00:00:00Z, so guests see plausible dates.
 		t += 1735689600*1e9 + n.wallJump
 	}
 	return t
+}
+
+// setSkew changes node n's clock drift at virtual time now, keeping its clocks
+// continuous: the new rate applies from now on.
+func (n *node) setSkew(now, ppm int64) {
+	if n.skewPPM != 0 {
+		n.skewOffset += int64(math.Round(float64(now-n.skewSince) * float64(n.skewPPM) / 1e6))
+	}
+	n.skewSince = now
+	n.skewPPM = ppm
 }

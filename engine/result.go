@@ -80,6 +80,9 @@ type Result struct {
 	Error string `json:"error,omitempty"`
 	// Trace is the full trace, kept only when asked for (replay).
 	Trace []string `json:"trace,omitempty"`
+	// SyncSites are the distinct guest source locations that called fsync or fdatasync
+	// (sorted), for call-site mutants.
+	SyncSites []string `json:"sync_sites,omitempty"`
 	// Stats are counters about the run (not part of its identity).
 	Stats RunStats `json:"stats"`
 }
@@ -91,6 +94,12 @@ type RunStats struct {
 	DiskOps      int64 `json:"disk_ops"`
 	Incarnations int   `json:"incarnations"`
 	WallNS       int64 `json:"wall_ns"` // wall time of the run; informational, never shapes the run
+	// What the guests did that durability mutants act on.
+	Fsyncs      int64 `json:"fsyncs,omitempty"`            // fsync of a file
+	Fdatasyncs  int64 `json:"fdatasyncs,omitempty"`        // fdatasync of a file
+	DirSyncs    int64 `json:"dir_syncs,omitempty"`         // fsync of a directory
+	OSyncWrites int64 `json:"osync_writes,omitempty"`      // writes through O_SYNC/O_DSYNC
+	Replacing   int64 `json:"replacing_renames,omitempty"` // renames over an existing file
 }
 
 // Divergence describes the first difference between two runs of one seed.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"sort"
 	"strconv"
@@ -132,47 +133,96 @@ func AggregateProperties(results []*Result) []PropertySummary {
 	return out
 }
 
-// IsolatedOptions tune SweepIsolated.
+// IsolatedOptions tune SweepIsolated and NewPool.
 type IsolatedOptions struct {
 	Workers int
-	// Command makes the command line of one worker process; the worker reads seeds (one
-	// per line) on stdin and writes one JSON Result per line on stdout (see ServeWorker).
+	// Command makes the command line of one worker process; the worker reads seed
+	// requests (one per line) on stdin and writes one JSON Result per line on stdout (see
+	// ServeWorker).
 	Command func() *exec.Cmd
-	// Grace is added to the config's watchdog before a worker is killed (default 10s).
+	// Grace is added to the config's watchdog before a worker is killed (default 10s, or
+	// $SEEDFALL_WATCHDOG_GRACE).
 	Grace time.Duration
 	// OnResult is called for each result as it completes, serialized.
 	OnResult func(*Result)
+}
+
+// SeedRequest is one line of the worker protocol: a seed and how to run it.
+type SeedRequest struct {
+	Seed     uint64 `json:"seed"`
+	Mutation string `json:"mutation,omitempty"`
+	Check    bool   `json:"check,omitempty"`
+}
+
+// Pool is a set of worker processes that stay up across sweeps, so that many short
+// sweeps (mutate, shrink batches) pay the start-up of a worker once.
+type Pool struct {
+	cfg   *Config
+	opt   IsolatedOptions
+	limit time.Duration
+	idle  chan *worker
+	mu    sync.Mutex
+}
+
+// NewPool makes a pool; workers start on first use.
+func NewPool(cfg *Config, opt IsolatedOptions) *Pool {
+	grace := opt.Grace
+	if grace == 0 {
+		grace = 10 * time.Second
+		if d, err := time.ParseDuration(os.Getenv("SEEDFALL_WATCHDOG_GRACE")); err == nil {
+			grace = d
+		}
+	}
+	opt.Workers = max(1, opt.Workers)
+	return &Pool{cfg: cfg, opt: opt, limit: time.Duration(cfg.Watchdog) + grace, idle: make(chan *worker, opt.Workers)}
+}
+
+// Close stops the idle workers.
+func (p *Pool) Close() {
+	for {
+		select {
+		case wk := <-p.idle:
+			wk.stop()
+		default:
+			return
+		}
+	}
 }
 
 // SweepIsolated runs seeds in worker processes, so a guest that spins without host calls
 // (which cannot be preempted cheaply inside one process) costs one killed worker and a
 // counted "watchdog" outcome, never a hung sweep. Results come back in seed order.
 func SweepIsolated(ctx context.Context, cfg *Config, seeds []uint64, opt IsolatedOptions) ([]*Result, error) {
-	workers := max(1, opt.Workers)
-	grace := opt.Grace
-	if grace == 0 {
-		grace = 10 * time.Second
-	}
-	limit := time.Duration(cfg.Watchdog) + grace
+	p := NewPool(cfg, opt)
+	defer p.Close()
+	return p.Sweep(ctx, seeds, SeedRequest{}, opt.OnResult)
+}
+
+// Sweep runs seeds with the options of tmpl (its Seed is ignored).
+func (p *Pool) Sweep(ctx context.Context, seeds []uint64, tmpl SeedRequest, onResult func(*Result)) ([]*Result, error) {
 	next := make(chan uint64)
 	results := make([]*Result, 0, len(seeds))
 	var mu sync.Mutex
 	var firstErr error
 	var wg sync.WaitGroup
-	for i := 0; i < min(workers, len(seeds)); i++ {
+	for i := 0; i < min(p.opt.Workers, len(seeds)); i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var wk *worker
+			select {
+			case wk = <-p.idle:
+			default:
+			}
 			defer func() {
 				if wk != nil {
-					wk.stop()
+					p.idle <- wk
 				}
 			}()
 			for seed := range next {
 				if wk == nil {
 					var err error
-					wk, err = startWorker(opt.Command())
+					wk, err = startWorker(p.opt.Command())
 					if err != nil {
 						mu.Lock()
 						if firstErr == nil {
@@ -182,11 +232,18 @@ func SweepIsolated(ctx context.Context, cfg *Config, seeds []uint64, opt Isolate
 						continue
 					}
 				}
-				r, err := wk.run(ctx, seed, limit)
+				req := tmpl
+				req.Seed = seed
+				r, err := wk.run(ctx, req, p.limit)
 				if err != nil {
+					wk.stop()
+					if ctx.Err() != nil {
+						wk = nil
+						continue
+					}
 					// The worker died or hung: count it, replace it.
 					r = &Result{Seed: seed, Verdict: VerdictWatchdog, Faults: []Fault{}}
-					reason := fmt.Sprintf("seed %d: worker stopped after %s without an answer (a guest spinning without host calls?)", seed, limit)
+					reason := fmt.Sprintf("seed %d: worker stopped after %s without an answer (a guest spinning without host calls?)", seed, p.limit)
 					if !strings.Contains(err.Error(), "timeout") {
 						r.Verdict = VerdictError
 						reason = fmt.Sprintf("seed %d: worker process failed: %v%s", seed, err, wk.stderrTail())
@@ -194,13 +251,12 @@ func SweepIsolated(ctx context.Context, cfg *Config, seeds []uint64, opt Isolate
 					}
 					r.Failure = &Failure{Kind: string(r.Verdict), Reason: reason}
 					r.Failure.Signature = Signature(r)
-					wk.stop()
 					wk = nil
 				}
 				mu.Lock()
 				results = append(results, r)
-				if opt.OnResult != nil {
-					opt.OnResult(r)
+				if onResult != nil {
+					onResult(r)
 				}
 				mu.Unlock()
 			}
@@ -272,8 +328,9 @@ func (wk *worker) stderrTail() string {
 	return ": " + strings.TrimSpace(string(wk.stderr.buf))
 }
 
-func (wk *worker) run(ctx context.Context, seed uint64, limit time.Duration) (*Result, error) {
-	if _, err := fmt.Fprintf(wk.in, "%d\n", seed); err != nil {
+func (wk *worker) run(ctx context.Context, req SeedRequest, limit time.Duration) (*Result, error) {
+	line, _ := json.Marshal(req)
+	if _, err := wk.in.Write(append(line, '\n')); err != nil {
 		return nil, err
 	}
 	type answer struct {
@@ -319,11 +376,28 @@ func ServeWorker(ctx context.Context, s *Sim, opt RunOptions, in io.Reader, out 
 	bw := bufio.NewWriter(out)
 	enc := json.NewEncoder(bw)
 	for sc.Scan() {
-		seed, err := strconv.ParseUint(strings.TrimSpace(sc.Text()), 10, 64)
-		if err != nil {
-			return fmt.Errorf("worker: bad seed line %q", sc.Text())
+		var req SeedRequest
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "{") {
+			if err := json.Unmarshal([]byte(line), &req); err != nil {
+				return fmt.Errorf("worker: bad request %q: %v", line, err)
+			}
+		} else {
+			seed, err := strconv.ParseUint(line, 10, 64)
+			if err != nil {
+				return fmt.Errorf("worker: bad seed line %q", line)
+			}
+			req.Seed = seed
 		}
-		r := s.Run(ctx, seed, opt)
+		o := opt
+		if req.Mutation != "" {
+			o.Mutation = req.Mutation
+		}
+		if req.Check {
+			o.Check = true
+		}
+		seed := req.Seed
+		r := s.Run(ctx, seed, o)
 		if err := enc.Encode(r); err != nil {
 			return err
 		}

@@ -63,6 +63,12 @@ const (
 	oflagTrunc     = 8
 )
 
+// WASI rights that path_open is asked for and the host enforces.
+const (
+	rightFdRead  = 1 << 1
+	rightFdWrite = 1 << 6
+)
+
 type fdKind uint8
 
 const (
@@ -82,6 +88,9 @@ type fdEntry struct {
 	sock    *sock
 	preopen bool
 	dirEnts []disk.Entry // fd_readdir snapshot
+	// noRead and noWrite record a file opened without the fd_read or fd_write right
+	// (O_WRONLY, O_RDONLY): such reads and writes fail with EBADF, as on Linux.
+	noRead, noWrite bool
 }
 
 type incKey struct{}
@@ -539,6 +548,9 @@ func (inc *incarnation) readv(m api.Memory, fd, iovs, n, nreadPtr uint32, at int
 	case fdDir:
 		return errnoIsDir
 	case fdFile:
+		if e.noRead {
+			return errnoBadf
+		}
 		off := e.off
 		if at >= 0 {
 			off = at
@@ -603,6 +615,9 @@ func (inc *incarnation) writev(m api.Memory, fd, iovs, n, nwrittenPtr uint32, at
 	case fdDir:
 		return errnoIsDir
 	case fdFile:
+		if e.noWrite {
+			return errnoBadf
+		}
 		d := inc.node.disk
 		off := e.off
 		if at >= 0 {
@@ -628,6 +643,9 @@ func (inc *incarnation) writev(m api.Memory, fd, iovs, n, nwrittenPtr uint32, at
 		}
 		if _, err := d.WriteAt(e.ino, data, off); err != nil {
 			return errnoOf(err)
+		}
+		if e.flags&(fdflagSync|fdflagDsync) != 0 {
+			inc.w.stats.OSyncWrites++
 		}
 		if e.flags&(fdflagSync|fdflagDsync) != 0 && inc.w.opt.mutation != MutOSyncIgnored {
 			if err := d.Sync(e.ino, e.flags&fdflagSync == 0, false); err != nil {
@@ -767,13 +785,26 @@ func (inc *incarnation) sync(fd uint32, dataOnly bool) uint32 {
 	}
 	op := inc.beginDiskOp(name, e.path, "")
 	fail := inc.syncShouldFail(op.n)
+	site := inc.syncSite(e)
+	st := &inc.w.stats
+	switch {
+	case e.kind == fdDir:
+		st.DirSyncs++
+	case dataOnly:
+		st.Fdatasyncs++
+	default:
+		st.Fsyncs++
+	}
 	if op.crash {
 		if inc.w.rngDisk.IntN(2) == 0 {
 			inc.node.disk.Sync(e.ino, dataOnly, fail)
 		}
 		inc.crashNow(op, "")
 	}
-	err := inc.node.disk.Sync(e.ino, dataOnly, fail)
+	var err error
+	if inc.w.opt.mutation != MutSitePrefix+site || fail {
+		err = inc.node.disk.Sync(e.ino, dataOnly, fail)
+	}
 	inc.endDiskOp()
 	if fail {
 		inc.w.tracef(inc.label, "disk #%d %s %s: EIO (injected)", op.n, name, e.path)
@@ -871,7 +902,8 @@ func pathOpen(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	if oflags&oflagDirectory != 0 && !st.Dir {
 		return errnoNotDir
 	}
-	e := &fdEntry{kind: fdFile, ino: ino, path: p, flags: uint16(fdflags)}
+	e := &fdEntry{kind: fdFile, ino: ino, path: p, flags: uint16(fdflags),
+		noRead: s[5]&rightFdRead == 0, noWrite: s[5]&rightFdWrite == 0}
 	if st.Dir {
 		e.kind = fdDir
 	} else if oflags&oflagTrunc != 0 && st.Size > 0 {
@@ -983,6 +1015,11 @@ func pathRename(inc *incarnation, m api.Memory, s []uint64) uint32 {
 		return errno
 	}
 	d := inc.node.disk
+	if ino, err := d.Lookup(to); err == nil {
+		if st, err := d.Stat(ino); err == nil && !st.Dir {
+			inc.w.stats.Replacing++
+		}
+	}
 	op := inc.beginDiskOp("rename", from, "-> "+to)
 	if op.crash {
 		inc.maybeApply(func() { d.Rename(from, to) })

@@ -100,6 +100,7 @@ type world struct {
 	watchdogHit bool
 	wallStart   time.Time
 	outDir      string
+	syncSites   map[string]bool
 }
 
 // node is one process of the system under test, across its incarnations.
@@ -116,6 +117,11 @@ type node struct {
 	// clocks
 	skewPPM  int64
 	wallJump int64
+	// skewSince is when the current skew took effect and skewOffset how far the node's
+	// clocks were ahead of virtual time then: the skew applies to the time since, so
+	// changing it mid-run never moves the monotonic clock back.
+	skewSince  int64
+	skewOffset int64
 	// armed faults for disk ops, by incarnation
 	armed []Fault
 	// mid-op crash requested by a time-based fault for the current incarnation
@@ -631,6 +637,9 @@ func (w *world) result() *Result {
 	for _, k := range names {
 		r.Properties = append(r.Properties, *w.props[k])
 	}
+	for _, k := range sortedSet(w.syncSites) {
+		r.SyncSites = append(r.SyncSites, k)
+	}
 	sum := w.traceHash.Sum(nil)
 	r.TraceHash = hex.EncodeToString(sum[:16])
 	if w.opt.keepTrace {
@@ -638,4 +647,13 @@ func (w *world) result() *Result {
 	}
 	r.Stats.WallNS = int64(time.Since(w.wallStart))
 	return r
+}
+
+func sortedSet(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -25,12 +25,12 @@ type sweepSpec struct {
 	workers  int
 	inproc   bool
 	outDir   string
-	progress io.Writer // nil: quiet
+	progress io.Writer    // nil: quiet
+	pool     *engine.Pool // reused workers (nil: start and stop a pool for this sweep)
 }
 
 // sweep runs the seeds, in worker processes unless inproc.
 func sweep(ctx context.Context, sp sweepSpec) ([]*engine.Result, error) {
-	cfg := sp.sim.Config()
 	total := len(sp.seeds)
 	done, failed := 0, 0
 	start := time.Now()
@@ -65,29 +65,33 @@ func sweep(ctx context.Context, sp sweepSpec) ([]*engine.Result, error) {
 	if sp.inproc {
 		return sp.sim.Sweep(ctx, sp.seeds, engine.SweepOptions{Workers: workers, Check: sp.check, Mutation: sp.mutation, OutDir: sp.outDir, OnResult: onResult}), ctx.Err()
 	}
+	pool := sp.pool
+	if pool == nil {
+		var err error
+		if pool, err = newPool(sp.sim, workers); err != nil {
+			return nil, err
+		}
+		defer pool.Close()
+	}
+	return pool.Sweep(ctx, sp.seeds, engine.SeedRequest{Mutation: sp.mutation, Check: sp.check}, onResult)
+}
+
+// newPool starts worker processes of this binary for the sim's config and modules.
+func newPool(sim *engine.Sim, workers int) (*engine.Pool, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("locate seedfall binary for workers: %w", err)
 	}
-	args := []string{"worker", "-c", cfg.Path, "-wasm", strings.Join(sp.sim.WasmPaths(), ",")}
-	if sp.check {
-		args = append(args, "-check")
-	}
-	if sp.mutation != "" {
-		args = append(args, "-mutation", sp.mutation)
-	}
-	if sp.outDir != "" {
-		args = append(args, "-outdir", sp.outDir)
-	}
-	return engine.SweepIsolated(ctx, cfg, sp.seeds, engine.IsolatedOptions{
+	cfg := sim.Config()
+	args := []string{"worker", "-c", cfg.Path, "-wasm", strings.Join(sim.WasmPaths(), ",")}
+	return engine.NewPool(cfg, engine.IsolatedOptions{
 		Workers: workers,
 		Command: func() *exec.Cmd {
 			cmd := exec.Command(exe, args...)
 			cmd.Env = append(os.Environ(), "SEEDFALL_AS_CLI=1")
 			return cmd
 		},
-		OnResult: onResult,
-	})
+	}), nil
 }
 
 func isTerminal(w io.Writer) bool {

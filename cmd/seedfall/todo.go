@@ -13,4 +13,4 @@ func todo(name string) func(context.Context, []string, io.Writer, io.Writer) int
 	}
 }
 
-var cmdMutate, cmdReport, cmdCI, cmdMerge, cmdMCP = todo("mutate"), todo("report"), todo("ci"), todo("merge"), todo("mcp")
+var cmdMCP = todo("mcp")

@@ -36,11 +36,18 @@ func main() {
 	c := &client{acked: map[string]string{}, maybe: map[string][]string{}}
 	for i := range *puts {
 		key := fmt.Sprintf("k%d", i%*keys)
-		value := fmt.Sprintf("v%d", i)
-		if *pad > 0 {
-			value += "-" + strings.Repeat(string(rune('0'+i%10)), rand.IntN(*pad+1))
-		}
-		c.put(key, value)
+		// Each attempt writes a fresh value, so a retry after a crash is a new
+		// write of its own length rather than a byte-for-byte repeat of the last.
+		c.put(key, func(attempt int) string {
+			value := fmt.Sprintf("v%d", i)
+			if attempt > 0 {
+				value += fmt.Sprintf(".%d", attempt)
+			}
+			if *pad > 0 {
+				value += "-" + strings.Repeat(string(rune('0'+i%10)), rand.IntN(*pad+1))
+			}
+			return value
+		})
 		time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
 		if (i+1)%*checkEvery == 0 {
 			c.check()
@@ -62,8 +69,9 @@ type client struct {
 	retries int
 }
 
-func (c *client) put(key, value string) {
-	for {
+func (c *client) put(key string, valueOf func(attempt int) string) {
+	for attempt := 0; ; attempt++ {
+		value := valueOf(attempt)
 		reply, sent, err := c.request("PUT " + key + " " + value)
 		if err == nil && reply == "OK" {
 			c.acked[key] = value

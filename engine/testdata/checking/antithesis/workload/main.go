@@ -19,11 +19,14 @@ import (
 
 func main() {
 	violate := flag.Bool("violate", false, "break an Always on purpose")
-	requests := flag.Int("requests", 5, "requests to send")
+	unreachable := flag.Bool("unreachable", false, "reach an Unreachable on purpose")
+	requests := flag.Int("requests", 20, "requests to send")
+	pause := flag.Duration("pause", 50*time.Millisecond, "pause between requests")
 	flag.Parse()
 
 	answered := 0
 	for i := 0; i < *requests; i++ {
+		time.Sleep(*pause)
 		n := rand.IntN(50)
 		got, err := request(n)
 		if err != nil {
@@ -36,6 +39,9 @@ func main() {
 	}
 	if *violate {
 		assert.Always(answered < 0, "answered count is negative", map[string]any{"answered": answered})
+	}
+	if *unreachable {
+		assert.Unreachable("workload took the unreachable branch", map[string]any{"answered": answered})
 	}
 	if answered > 1_000_000 {
 		// Never true: the catalog (antithesis_catalog.go) declares it, so the sweep

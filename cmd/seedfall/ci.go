@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/seedfall/seedfall/ci"
+	"github.com/seedfall/seedfall/engine"
+)
+
+// ciEngine adapts the engine to the ci flow: sweeps run in worker processes, the first
+// failing seed of each signature is replayed for a trace excerpt, and shrinking honours
+// the budget.
+type ciEngine struct {
+	stderr io.Writer
+	mu     sync.Mutex
+	sims   map[string]*engine.Sim
+}
+
+func (e *ciEngine) sim(ctx context.Context, path string) (*engine.Sim, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s := e.sims[path]; s != nil {
+		return s, nil
+	}
+	cfg, err := engine.LoadConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := engine.Prepare(ctx, cfg, engine.PrepareOptions{Progress: func(l string) { fmt.Fprintln(e.stderr, l) }})
+	if err != nil {
+		return nil, err
+	}
+	if e.sims == nil {
+		e.sims = map[string]*engine.Sim{}
+	}
+	e.sims[path] = s
+	return s, nil
+}
+
+// traceExcerpt is how many trace lines before the failure a report shows.
+const traceExcerpt = 40
+
+func (e *ciEngine) Sweep(ctx context.Context, path string, seeds []uint64) ([]engine.Result, error) {
+	s, err := e.sim(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := sweep(ctx, sweepSpec{sim: s, seeds: seeds, progress: e.stderr})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]engine.Result, len(rs))
+	seen := map[string]bool{}
+	for i, r := range rs {
+		out[i] = *r
+		if r.Verdict != engine.VerdictFail || r.Failure == nil || seen[r.Failure.Signature] {
+			continue
+		}
+		seen[r.Failure.Signature] = true
+		again := s.Run(ctx, r.Seed, engine.RunOptions{Trace: true})
+		if again.TraceHash == r.TraceHash {
+			out[i].Trace = again.Trace[max(0, len(again.Trace)-traceExcerpt):]
+		}
+	}
+	return out, nil
+}
+
+func (e *ciEngine) Shrink(ctx context.Context, path string, r engine.Result, budget time.Duration) ([]engine.Fault, string, error) {
+	s, err := e.sim(ctx, path)
+	if err != nil {
+		return nil, "", err
+	}
+	res, err := s.Shrink(ctx, r.Seed, engine.ShrinkOptions{Budget: budget})
+	if err != nil {
+		return nil, "", err
+	}
+	note := fmt.Sprintf("%d → %d faults in %d runs", res.Before, res.After, res.Runs)
+	if res.Exhausted {
+		note += " (budget reached: maybe not minimal)"
+	}
+	return res.Plan.Faults, note, nil
+}
+
+func (e *ciEngine) close() {
+	for _, k := range sortedKeys(e.sims) {
+		e.sims[k].Close()
+	}
+}
+
+func cmdCI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	in, err := ci.ParseInputs(args, os.Getenv, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitPass
+		}
+		fmt.Fprintf(stderr, "seedfall ci: %v\n", err)
+		return exitUsage
+	}
+	eng := &ciEngine{stderr: stderr}
+	defer eng.close()
+	code, err := ci.Run(ctx, in, ci.EnvFromGetenv(os.Getenv), eng, stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "seedfall ci: %v\n", err)
+		return exitUsage
+	}
+	return code
+}
+
+func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("merge", stderr)
+	out := fs.String("o", "", "write the merged results to `file` (default: stdout)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitPass
+		}
+		return exitUsage
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "seedfall merge: name the shard result files, e.g. seedfall merge -o all.jsonl shard-*/results.jsonl")
+		return exitUsage
+	}
+	results, err := ci.Merge(fs.Args())
+	if err != nil {
+		fmt.Fprintf(stderr, "seedfall merge: %v\n", err)
+		return exitUsage
+	}
+	w := stdout
+	if *out != "" {
+		if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+			fmt.Fprintf(stderr, "seedfall merge: %v\n", err)
+			return exitUsage
+		}
+		f, err := os.Create(*out)
+		if err != nil {
+			fmt.Fprintf(stderr, "seedfall merge: %v\n", err)
+			return exitUsage
+		}
+		defer f.Close()
+		w = f
+	}
+	if err := ci.WriteResults(w, results); err != nil {
+		fmt.Fprintf(stderr, "seedfall merge: %v\n", err)
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "merged %d results from %d files\n", len(results), fs.NArg())
+	return exitPass
+}
+
+// fileEngine serves results already on disk to the ci flow (seedfall report).
+type fileEngine struct{ results []engine.Result }
+
+func (f fileEngine) Sweep(_ context.Context, _ string, seeds []uint64) ([]engine.Result, error) {
+	want := map[uint64]bool{}
+	for _, s := range seeds {
+		want[s] = true
+	}
+	var out []engine.Result
+	for _, r := range f.results {
+		if want[r.Seed] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func (f fileEngine) Shrink(context.Context, string, engine.Result, time.Duration) ([]engine.Fault, string, error) {
+	return nil, "not shrunk: seedfall report renders results without rerunning them", nil
+}
+
+func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("report", stderr)
+	in := fs.String("in", "", "results `file` (JSON lines from seedfall run -out or merge); required")
+	cfgPath := fs.String("c", "seedfall.json", "the config the results came from (shown in replay commands)")
+	out := fs.String("out", "seedfall-report", "output `directory` for report.html, report.md and junit.xml")
+	baseline := fs.String("baseline", "", "baseline file to label signatures new/known/fixed")
+	if code, stop := parseFlags(fs, args); stop {
+		return code
+	}
+	if *in == "" {
+		fmt.Fprintln(stderr, "seedfall report: -in is required (a results file from seedfall run -out)")
+		return exitUsage
+	}
+	results, err := ci.Merge([]string{*in})
+	if err != nil {
+		fmt.Fprintf(stderr, "seedfall report: %v\n", err)
+		return exitUsage
+	}
+	if len(results) == 0 {
+		fmt.Fprintf(stderr, "seedfall report: %s holds no results\n", *in)
+		return exitUsage
+	}
+	sort.Slice(results, func(i, j int) bool { return results[i].Seed < results[j].Seed })
+	var seeds []string
+	for _, r := range results {
+		seeds = append(seeds, fmt.Sprint(r.Seed))
+	}
+	args2 := []string{"-c", *cfgPath, "-seeds", strings.Join(seeds, ","), "-out", *out, "-shrink-budget", "0s", "-comment=false", "-fail-on", "any", "-mode", "push"}
+	if *baseline != "" {
+		args2 = append(args2, "-baseline", *baseline)
+	}
+	inputs, err := ci.ParseInputs(args2, func(string) string { return "" }, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "seedfall report: %v\n", err)
+		return exitUsage
+	}
+	code, err := ci.Run(ctx, inputs, ci.Env{}, fileEngine{results}, stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "seedfall report: %v\n", err)
+		return exitUsage
+	}
+	return code
+}

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+
+	"github.com/seedfall/seedfall/engine"
+)
+
+// mutantResult is one mutant's outcome. The JSON shape is documented in docs/mutate.md
+// and is stable: fields are only ever added.
+type mutantResult struct {
+	Name   string `json:"name"`
+	Kind   string `json:"kind"` // "os" or "call-site"
+	Site   string `json:"site,omitempty"`
+	Killed bool   `json:"killed"`
+	Seed   uint64 `json:"seed,omitempty"`   // lowest killing seed
+	Reason string `json:"reason,omitempty"` // its failure
+	Replay string `json:"replay,omitempty"`
+	Seeds  int    `json:"seeds_run"`
+	// NotApplicable says why the mutant cannot change this system's behaviour (the
+	// system never makes the call it mutates); such mutants do not count in the score.
+	NotApplicable string `json:"not_applicable,omitempty"`
+}
+
+type mutateReport struct {
+	Config  string         `json:"config"`
+	Seeds   string         `json:"seeds"`
+	Mutants []mutantResult `json:"mutants"`
+	Killed  int            `json:"killed"`
+	Total   int            `json:"total"`
+	Score   string         `json:"score"`
+}
+
+// sweepUntilFail runs seeds in fixed chunks and stops after the first chunk with a
+// failure, so the reported killing seed does not depend on timing.
+func sweepUntilFail(ctx context.Context, sp sweepSpec, seeds []uint64) (*engine.Result, int, error) {
+	chunk := 4 * max(1, sp.workers)
+	run := 0
+	for i := 0; i < len(seeds); i += chunk {
+		sp.seeds = seeds[i:min(i+chunk, len(seeds))]
+		rs, err := sweep(ctx, sp)
+		if err != nil {
+			return nil, run, err
+		}
+		run += len(rs)
+		for _, r := range rs {
+			if r.Failed() {
+				return r, run, nil
+			}
+		}
+	}
+	return nil, run, nil
+}
+
+func cmdMutate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("mutate", stderr)
+	cfgPath := fs.String("c", "seedfall.json", "config `file`")
+	seedSpec := fs.String("seeds", "1-200", "seeds per mutant")
+	ops := fs.String("ops", "", "comma-separated operators (default: the config's \"mutate\" list, else all)")
+	out := fs.String("out", "", "write the mutation report as JSON to `file`")
+	jsonOut := fs.Bool("json", false, "print JSON")
+	workers := fs.Int("workers", runtime.NumCPU(), "parallel workers")
+	if code, stop := parseFlags(fs, args); stop {
+		return code
+	}
+	seeds, err := engine.ParseSeeds(*seedSpec)
+	if err != nil {
+		fmt.Fprintf(stderr, "seedfall mutate: -seeds: %v\n", err)
+		return exitUsage
+	}
+	sim, code := loadAndPrepare(ctx, *cfgPath, stderr, true)
+	if sim == nil {
+		return code
+	}
+	defer sim.Close()
+	operators := engine.MutationNames()
+	if len(sim.Config().Mutate) > 0 {
+		operators = sim.Config().Mutate
+	}
+	if *ops != "" {
+		operators = strings.Split(*ops, ",")
+		for _, o := range operators {
+			if !contains(engine.MutationNames(), o) {
+				fmt.Fprintf(stderr, "seedfall mutate: -ops: %q is not an operator (want %s)\n", o, strings.Join(engine.MutationNames(), ", "))
+				return exitUsage
+			}
+		}
+	}
+	pool, err := newPool(sim, *workers)
+	if err != nil {
+		fmt.Fprintf(stderr, "seedfall mutate: %v\n", err)
+		return exitUsage
+	}
+	defer pool.Close()
+	sp := sweepSpec{sim: sim, workers: *workers, pool: pool}
+	// First, the unmutated system must pass: a mutant of a failing system proves nothing.
+	fmt.Fprintf(stderr, "unmutated sweep of %d seeds…\n", len(seeds))
+	sp.seeds = seeds
+	base, err := sweep(ctx, sp)
+	if err != nil {
+		fmt.Fprintf(stderr, "seedfall mutate: %v\n", err)
+		return exitUsage
+	}
+	for _, r := range base {
+		if r.Failed() {
+			fmt.Fprintf(stderr, "seedfall mutate: the unmutated system already fails on seed %d (%s); mutation testing needs a passing sweep: fix the failure or use a passing config\n", r.Seed, r.Failure.Reason)
+			return exitUsage
+		}
+	}
+	rep := mutateReport{Config: *cfgPath, Seeds: *seedSpec}
+	var sites []string
+	for _, r := range base {
+		for _, s := range r.SyncSites {
+			if !contains(sites, s) {
+				sites = append(sites, s)
+			}
+		}
+	}
+	sortStrings(sites)
+	var use engine.RunStats
+	for _, r := range base {
+		use.Fsyncs += r.Stats.Fsyncs
+		use.Fdatasyncs += r.Stats.Fdatasyncs
+		use.DirSyncs += r.Stats.DirSyncs
+		use.OSyncWrites += r.Stats.OSyncWrites
+		use.Replacing += r.Stats.Replacing
+	}
+	strict := sim.Config().StrictDirs
+	type mutant struct{ name, kind, site, mutation string }
+	var ms []mutant
+	for _, o := range operators {
+		ms = append(ms, mutant{name: o, kind: "os", mutation: o})
+	}
+	for _, s := range sites {
+		ms = append(ms, mutant{name: "fsync-noop@" + s, kind: "call-site", site: s, mutation: engine.MutSitePrefix + s})
+	}
+	for _, m := range ms {
+		if why := notApplicable(m.mutation, use, strict); why != "" {
+			rep.Mutants = append(rep.Mutants, mutantResult{Name: m.name, Kind: m.kind, Site: m.site, NotApplicable: why})
+			if !*jsonOut {
+				fmt.Fprintf(stdout, "n/a       %-40s %s\n", m.name, why)
+			}
+			continue
+		}
+		sp.mutation = m.mutation
+		r, n, err := sweepUntilFail(ctx, sp, seeds)
+		if err != nil {
+			fmt.Fprintf(stderr, "seedfall mutate: %s: %v\n", m.name, err)
+			return exitUsage
+		}
+		mr := mutantResult{Name: m.name, Kind: m.kind, Site: m.site, Seeds: n}
+		if r != nil {
+			mr.Killed, mr.Seed = true, r.Seed
+			if r.Failure != nil {
+				mr.Reason = r.Failure.Reason
+			}
+			mr.Replay = fmt.Sprintf("seedfall replay -c %s -seed %d -mutation '%s'", *cfgPath, r.Seed, m.mutation)
+			rep.Killed++
+		}
+		rep.Mutants = append(rep.Mutants, mr)
+		if !*jsonOut {
+			if mr.Killed {
+				fmt.Fprintf(stdout, "killed    %-40s seed %d: %s\n", m.name, mr.Seed, oneLine(mr.Reason, 90))
+			} else {
+				fmt.Fprintf(stdout, "SURVIVED  %-40s %d seeds passed\n", m.name, n)
+			}
+		}
+	}
+	for _, m := range rep.Mutants {
+		if m.NotApplicable == "" {
+			rep.Total++
+		}
+	}
+	rep.Score = fmt.Sprintf("%d/%d", rep.Killed, rep.Total)
+	if *out != "" {
+		data, _ := json.MarshalIndent(rep, "", "  ")
+		if err := os.WriteFile(*out, append(data, '\n'), 0o644); err != nil {
+			fmt.Fprintf(stderr, "seedfall mutate: -out: %v\n", err)
+			return exitUsage
+		}
+	}
+	if *jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(rep)
+	} else {
+		fmt.Fprintf(stdout, "\nmutation score %s (%d seeds per mutant)\n", rep.Score, len(seeds))
+		for _, m := range rep.Mutants {
+			if !m.Killed && m.NotApplicable == "" {
+				if m.Kind == "call-site" {
+					fmt.Fprintf(stdout, "surviving call-site mutant: the fsync at %s is either unnecessary or its loss is invisible to the workload\n", m.Site)
+				} else {
+					fmt.Fprintf(stdout, "surviving mutant %s: the checks cannot see this durability bug; strengthen the workload (read back acknowledged data after crashes)\n", m.Name)
+				}
+			}
+		}
+	}
+	if rep.Killed < rep.Total {
+		return exitFail
+	}
+	return exitPass
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func sortStrings(xs []string) {
+	for i := 1; i < len(xs); i++ {
+		for j := i; j > 0 && xs[j] < xs[j-1]; j-- {
+			xs[j], xs[j-1] = xs[j-1], xs[j]
+		}
+	}
+}
+
+func oneLine(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
+}
+
+// notApplicable says why a mutation cannot change this system's behaviour, from what
+// the unmutated sweep did ("" when it applies).
+func notApplicable(mutation string, use engine.RunStats, strict bool) string {
+	switch {
+	case mutation == engine.MutFsyncNoop || mutation == engine.MutReorderSync:
+		if use.Fsyncs+use.Fdatasyncs+use.DirSyncs == 0 {
+			return "the system never calls fsync"
+		}
+	case mutation == engine.MutFdatasyncNoop:
+		if use.Fdatasyncs == 0 {
+			return "the system never calls fdatasync"
+		}
+	case mutation == engine.MutDirFsyncNoop:
+		if !strict {
+			return "directory fsync has no effect without strict_dirs (namespace operations are journaled)"
+		}
+		if use.DirSyncs == 0 {
+			return "the system never fsyncs a directory"
+		}
+	case mutation == engine.MutOSyncIgnored:
+		if use.OSyncWrites == 0 {
+			return "the system never writes with O_SYNC or O_DSYNC"
+		}
+	case mutation == engine.MutRenameNonAtom:
+		if use.Replacing == 0 {
+			return "the system never renames over an existing file"
+		}
+	case strings.HasPrefix(mutation, engine.MutSitePrefix) && !strict:
+		if strings.HasSuffix(mutation, " (dir)") {
+			return "directory fsync has no effect without strict_dirs"
+		}
+	}
+	return ""
+}

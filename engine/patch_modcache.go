@@ -1,0 +1,197 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// The go command refuses a build overlay that replaces a file beneath GOMODCACHE
+// ("Files beneath GOMODCACHE must not be replaced"), and every patched dependency
+// lives there. So a patched file of a module in the module cache is applied to a copy
+// of that module under seedfall's cache, and the build uses a copy of the main
+// module's go.mod (-modfile) that adds a replace directive pointing at the copy. The
+// module cache and the user's go.mod are never edited.
+
+// goEnv runs `go env name` in dir.
+func goEnv(dir, name string) (string, error) {
+	cmd := exec.Command("go", "env", name)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go env %s: %w", name, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// patchedModule is one module of the module cache with patched files.
+type patchedModule struct {
+	path, version string // module path and version (unescaped)
+	dir           string // its directory in the module cache
+	files         map[string][]byte
+}
+
+// splitModCache moves the patched files that live beneath GOMODCACHE out of files
+// (keyed by absolute path) into one patchedModule per module.
+func splitModCache(modcache string, files map[string][]byte) (map[string]*patchedModule, error) {
+	mods := map[string]*patchedModule{}
+	prefix := filepath.Clean(modcache) + string(filepath.Separator)
+	for orig, content := range files {
+		if !strings.HasPrefix(orig, prefix) {
+			continue
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(orig, prefix))
+		parts := strings.Split(rel, "/")
+		at := -1
+		for i, p := range parts {
+			if strings.Contains(p, "@") {
+				at = i
+				break
+			}
+		}
+		if at < 0 {
+			return nil, fmt.Errorf("%s: not in a module directory of the module cache", orig)
+		}
+		name, version, _ := strings.Cut(parts[at], "@")
+		escPath := strings.Join(append(append([]string(nil), parts[:at]...), name), "/")
+		dir := filepath.Join(modcache, filepath.FromSlash(strings.Join(parts[:at+1], "/")))
+		m := mods[dir]
+		if m == nil {
+			m = &patchedModule{path: unescapeModPath(escPath), version: unescapeModPath(version), dir: dir, files: map[string][]byte{}}
+			mods[dir] = m
+		}
+		m.files[strings.Join(parts[at+1:], "/")] = content
+		delete(files, orig)
+	}
+	return mods, nil
+}
+
+// unescapeModPath undoes the module cache's case encoding ("!x" is "X").
+func unescapeModPath(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '!' && i+1 < len(s) {
+			i++
+			b.WriteRune(unicode.ToUpper(rune(s[i])))
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// writePatchedModules copies each module to dir (named by the hash of its patched
+// contents, so concurrent builds of the same patch share one finished copy), applies
+// the patched files, and writes a go.mod for -modfile that replaces each module with
+// its copy. It returns the -modfile path.
+func writePatchedModules(cfg *Config, dir string, mods map[string]*patchedModule) (string, error) {
+	gomod, err := goEnv(cfg.Dir, "GOMOD")
+	if err != nil {
+		return "", err
+	}
+	if gomod == "" || gomod == os.DevNull {
+		return "", fmt.Errorf("patches need a go.mod: %s is not in a module", cfg.Dir)
+	}
+	orig, err := os.ReadFile(gomod)
+	if err != nil {
+		return "", err
+	}
+	keys := make([]string, 0, len(mods))
+	for k := range mods {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var replaces strings.Builder
+	for _, k := range keys {
+		m := mods[k]
+		h := sha256.New()
+		fmt.Fprintf(h, "%s@%s\n", m.path, m.version)
+		names := make([]string, 0, len(m.files))
+		for n := range m.files {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(h, "%s %d\n", n, len(m.files[n]))
+			h.Write(m.files[n])
+		}
+		sum := hex.EncodeToString(h.Sum(nil)[:8])
+		dst := filepath.Join(dir, "modules", filepath.Base(m.dir)+"-"+sum)
+		if _, err := os.Stat(dst); err != nil {
+			tmp, err := os.MkdirTemp(filepath.Join(dir), "module-*")
+			if err != nil {
+				return "", err
+			}
+			if err := copyTree(m.dir, tmp); err != nil {
+				os.RemoveAll(tmp)
+				return "", fmt.Errorf("copy %s: %w", m.dir, err)
+			}
+			for _, n := range names {
+				p := filepath.Join(tmp, filepath.FromSlash(n))
+				if err := os.WriteFile(p, m.files[n], 0o644); err != nil {
+					os.RemoveAll(tmp)
+					return "", err
+				}
+			}
+			if _, err := os.Stat(filepath.Join(tmp, "go.mod")); err != nil {
+				os.WriteFile(filepath.Join(tmp, "go.mod"), []byte("module "+m.path+"\n"), 0o644)
+			}
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return "", err
+			}
+			if err := os.Rename(tmp, dst); err != nil {
+				os.RemoveAll(tmp) // another build finished the same copy first
+				if _, serr := os.Stat(dst); serr != nil {
+					return "", err
+				}
+			}
+		}
+		fmt.Fprintf(&replaces, "replace %s %s => %s\n", m.path, m.version, dst)
+	}
+	content := append(append([]byte(nil), orig...), []byte("\n// added by seedfall for patches\n"+replaces.String())...)
+	modfile := filepath.Join(dir, "patched.mod")
+	if err := os.WriteFile(modfile, content, 0o644); err != nil {
+		return "", err
+	}
+	sumData, err := os.ReadFile(strings.TrimSuffix(gomod, ".mod") + ".sum")
+	if err != nil && !os.IsNotExist(err) {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "patched.sum"), sumData, 0o644); err != nil {
+		return "", err
+	}
+	return modfile, nil
+}
+
+// copyTree copies a directory tree of regular files, writable.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		t := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(t, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(t, data, 0o644)
+	})
+}

@@ -1,0 +1,226 @@
+// Command disk is the guest of the disk and crash fault tests. Its first incarnation
+// does what -mode says and prints "ready"; a later incarnation (after a crash) checks
+// what survived, prints it and exits 1 ("LOST ...") if the data the first incarnation
+// trusted is gone, which fails the run. Lines are kept short and stable: the tests
+// read them from the trace.
+//
+// Modes:
+//
+//	rename     write a file, fsync it, rename it into place; -dirsync fsyncs "/" after
+//	dirrename  build a directory with a synced file inside, rename the directory into
+//	           place and fsync its parent; -dirsync also fsyncs the directory itself
+//	           before the rename (the hashicorp/raft snapshot case)
+//	fsyncgate  write, fsync; on EIO -on-eio=retry fsyncs again and trusts it,
+//	           -on-eio=rewrite writes the data again and fsyncs
+//	sync       write without fsync; -flag=osync opens with O_SYNC, -flag=dsync sets
+//	           the O_DSYNC fd flag, -flag=fdatasync calls fd_datasync after the write,
+//	           -flag=none does nothing (the negative control)
+//	zeros      extend a file with truncate and fsync it, then write its head without
+//	           a sync: after a crash the size is there, the data maybe not
+//	allocate   fd_allocate 8192 bytes; -sync fsyncs afterwards
+//	log        append a record and fsync it every 10ms (-n records); after a crash
+//	           report how many whole records survived and the torn tail
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+var payload = []byte("durable-data-0123456789")
+
+func main() {
+	mode := flag.String("mode", "rename", "what to do (see the package doc)")
+	dirsync := flag.Bool("dirsync", false, "fsync the directories (rename, dirrename)")
+	onEIO := flag.String("on-eio", "retry", "fsyncgate: retry or rewrite")
+	how := flag.String("flag", "none", "sync: osync, dsync, fdatasync or none")
+	doSync := flag.Bool("sync", false, "allocate: fsync after fd_allocate")
+	n := flag.Int("n", 20, "log: records to append")
+	delay := flag.Duration("delay", 100*time.Millisecond, "wait this long before starting (so a plan can act first)")
+	flag.Parse()
+	if os.Getenv("SEEDFALL_INCARNATION") != "1" {
+		check(*mode)
+		return
+	}
+	time.Sleep(*delay)
+	switch *mode {
+	case "rename":
+		f := must(os.Create("/tmp.db"))
+		must(f.Write(payload))
+		try(f.Sync())
+		try(f.Close())
+		try(os.Rename("/tmp.db", "/final.db"))
+		if *dirsync {
+			syncDir("/")
+		}
+	case "dirrename":
+		try(os.Mkdir("/snap.tmp", 0o755))
+		f := must(os.Create("/snap.tmp/state.bin"))
+		must(f.Write(payload))
+		try(f.Sync())
+		try(f.Close())
+		if *dirsync {
+			syncDir("/snap.tmp")
+		}
+		try(os.Rename("/snap.tmp", "/snap"))
+		syncDir("/")
+	case "fsyncgate":
+		f := must(os.Create("/wal"))
+		must(f.Write(payload))
+		if err := f.Sync(); err != nil {
+			fmt.Printf("fsync: %v\n", err)
+			if *onEIO == "rewrite" {
+				must(f.WriteAt(payload, 0))
+			}
+			if err := f.Sync(); err != nil {
+				fmt.Printf("fsync again: %v\n", err)
+				sleepForever()
+			}
+			fmt.Println("second fsync ok")
+		}
+	case "sync":
+		flags := os.O_CREATE | os.O_WRONLY
+		if *how == "osync" {
+			flags |= os.O_SYNC
+		}
+		f := must(os.OpenFile("/data", flags, 0o644))
+		if *how == "dsync" {
+			if e := fdFdstatSetFlags(uint32(f.Fd()), fdflagDsync); e != 0 {
+				fail("set O_DSYNC: errno %d", e)
+			}
+		}
+		must(f.Write(payload))
+		if *how == "fdatasync" {
+			if e := fdDatasync(uint32(f.Fd())); e != 0 {
+				fail("fd_datasync: errno %d", e)
+			}
+		}
+	case "zeros":
+		f := must(os.Create("/table"))
+		try(f.Truncate(4096))
+		try(f.Sync())
+		must(f.WriteAt(payload, 0))
+	case "allocate":
+		f := must(os.Create("/prealloc"))
+		if e := fdAllocate(uint32(f.Fd()), 0, 8192); e != 0 {
+			fail("fd_allocate: errno %d", e)
+		}
+		if *doSync {
+			try(f.Sync())
+		}
+	case "log":
+		f := must(os.OpenFile("/log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644))
+		for i := 0; i < *n; i++ {
+			must(fmt.Fprintf(f, "rec-%04d\n", i))
+			try(f.Sync())
+			time.Sleep(10 * time.Millisecond)
+		}
+		fmt.Printf("appended %d records\n", *n)
+	default:
+		fail("unknown mode %q", *mode)
+	}
+	fmt.Println("ready")
+	sleepForever()
+}
+
+// check runs in a later incarnation and reports what survived the crash.
+func check(mode string) {
+	switch mode {
+	case "rename":
+		expect("/final.db")
+	case "dirrename":
+		expect("/snap/state.bin")
+	case "fsyncgate":
+		expect("/wal")
+	case "sync":
+		expect("/data")
+	case "zeros":
+		b, err := os.ReadFile("/table")
+		if err != nil {
+			fail("LOST /table: %v", err)
+		}
+		head := "data"
+		if len(b) < len(payload) {
+			head = "short"
+		} else if bytes.Equal(b[:len(payload)], make([]byte, len(payload))) {
+			head = "zeros"
+		}
+		fmt.Printf("size %d head %s\n", len(b), head)
+	case "allocate":
+		st, err := os.Stat("/prealloc")
+		if err != nil {
+			fail("LOST /prealloc: %v", err)
+		}
+		fmt.Printf("size %d\n", st.Size())
+	case "log":
+		b, err := os.ReadFile("/log")
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			fail("read log: %v", err)
+		}
+		whole := 0
+		for i := 0; ; i++ {
+			rec := fmt.Sprintf("rec-%04d\n", i)
+			if !strings.HasPrefix(string(b[whole*9:]), rec) {
+				break
+			}
+			whole++
+		}
+		fmt.Printf("recovered %d records, tail %d bytes\n", whole, len(b)-whole*9)
+	}
+	sleepForever()
+}
+
+func expect(path string) {
+	b, err := os.ReadFile(path)
+	switch {
+	case err != nil:
+		fail("LOST %s: %v", path, err)
+	case !bytes.Equal(b, payload):
+		fail("LOST %s: content %q", path, b)
+	}
+	fmt.Printf("intact %s\n", path)
+}
+
+func syncDir(path string) {
+	d := must(os.Open(path))
+	try(d.Sync())
+	try(d.Close())
+}
+
+func sleepForever() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+func must[T any](v T, err error) T {
+	try(err)
+	return v
+}
+
+func try(err error) {
+	if err != nil {
+		fail("%v", err)
+	}
+}
+
+func fail(format string, args ...any) {
+	fmt.Printf(format+"\n", args...)
+	os.Exit(1)
+}
+
+const fdflagDsync = 2
+
+//go:wasmimport wasi_snapshot_preview1 fd_datasync
+func fdDatasync(fd uint32) uint32
+
+//go:wasmimport wasi_snapshot_preview1 fd_allocate
+func fdAllocate(fd uint32, off, n uint64) uint32
+
+//go:wasmimport wasi_snapshot_preview1 fd_fdstat_set_flags
+func fdFdstatSetFlags(fd uint32, flags uint32) uint32

@@ -1,0 +1,183 @@
+// Command net is the guest of the network and process fault tests. As -role=server it
+// answers "ping N" with "pong N" on :7000 (and, with -heartbeat, also sends "hb N" on
+// every connection at that interval). As -role=client it is the workload: it pings the
+// -targets in turn and prints each round trip, or counts heartbeats, reconnecting after
+// errors, which it names by errno ("reset", "refused"), and exits 0 when done.
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/seedfall/seedfall/sim"
+)
+
+func main() {
+	role := flag.String("role", "server", "server or client")
+	targets := flag.String("targets", "server:7000", "client: comma-separated addresses to ping in turn")
+	n := flag.Int("n", 20, "client: pings (or heartbeats) before exiting")
+	every := flag.Duration("every", 20*time.Millisecond, "client: pause between pings")
+	hb := flag.Duration("heartbeat", 0, "server: send a heartbeat at this interval; client: count heartbeats")
+	logPings := flag.Bool("log", false, "server: print every ping received")
+	disk := flag.Bool("disk", false, "server: append every ping to /log and fsync it")
+	flag.Parse()
+	if *role == "server" {
+		serve(*hb, *logPings, *disk)
+		return
+	}
+	if *hb > 0 {
+		heartbeats(*targets, *n, *hb)
+		return
+	}
+	ping(strings.Split(*targets, ","), *n, *every)
+}
+
+func serve(hb time.Duration, logPings, disk bool) {
+	var log *os.File
+	if disk {
+		var err error
+		if log, err = os.OpenFile("/log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+			fmt.Println("open log:", err)
+			os.Exit(1)
+		}
+	}
+	ln, err := sim.Listen("tcp", ":7000")
+	if err != nil {
+		fmt.Println("listen:", err)
+		os.Exit(1)
+	}
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			fmt.Println("accept:", err)
+			continue
+		}
+		if hb > 0 {
+			go func() {
+				defer c.Close()
+				for i := 0; ; i++ {
+					if _, err := fmt.Fprintf(c, "hb %d\n", i); err != nil {
+						return
+					}
+					time.Sleep(hb)
+				}
+			}()
+			continue
+		}
+		go func() {
+			defer c.Close()
+			r := bufio.NewScanner(c)
+			for r.Scan() {
+				line := r.Text()
+				if logPings {
+					fmt.Println("got", line)
+				}
+				if log != nil {
+					log.WriteString(line + "\n")
+					if err := log.Sync(); err != nil {
+						fmt.Println("fsync:", err)
+					}
+				}
+				if _, err := fmt.Fprintf(c, "pong%s\n", strings.TrimPrefix(line, "ping")); err != nil {
+					return
+				}
+			}
+		}()
+	}
+}
+
+// classify names a network error by its errno.
+func classify(err error) string {
+	switch {
+	case errors.Is(err, syscall.ECONNRESET):
+		return "reset"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "refused"
+	case errors.Is(err, syscall.EPIPE):
+		return "broken pipe"
+	}
+	return "error " + err.Error()
+}
+
+type peer struct {
+	addr string
+	c    net.Conn
+	r    *bufio.Reader
+}
+
+func (p *peer) connect() bool {
+	if p.c != nil {
+		return true
+	}
+	c, err := sim.Dial("tcp", p.addr)
+	if err != nil {
+		fmt.Printf("dial %s: %s\n", p.addr, classify(err))
+		return false
+	}
+	p.c, p.r = c, bufio.NewReader(c)
+	return true
+}
+
+func (p *peer) drop(what string, err error) {
+	fmt.Printf("%s %s: %s\n", what, p.addr, classify(err))
+	p.c.Close()
+	p.c = nil
+}
+
+func ping(addrs []string, n int, every time.Duration) {
+	peers := make([]*peer, len(addrs))
+	for i, a := range addrs {
+		peers[i] = &peer{addr: a}
+	}
+	for i := 0; i < n; {
+		p := peers[i%len(peers)]
+		if !p.connect() {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		start := time.Now()
+		if _, err := fmt.Fprintf(p.c, "ping %d\n", i); err != nil {
+			p.drop("write", err)
+			continue
+		}
+		line, err := p.r.ReadString('\n')
+		if err != nil {
+			p.drop("read", err)
+			continue
+		}
+		if want := fmt.Sprintf("pong %d\n", i); line != want {
+			fmt.Printf("bad answer %q, want %q\n", line, want)
+			os.Exit(1)
+		}
+		fmt.Printf("rtt %s %d %s\n", p.addr, i, time.Since(start).Round(time.Millisecond))
+		i++
+		time.Sleep(every)
+	}
+	fmt.Println("done")
+}
+
+func heartbeats(addr string, n int, every time.Duration) {
+	p := &peer{addr: addr}
+	for !p.connect() {
+		time.Sleep(50 * time.Millisecond)
+	}
+	last := time.Now()
+	for i := 0; i < n; i++ {
+		if _, err := p.r.ReadString('\n'); err != nil {
+			p.drop("read", err)
+			os.Exit(1)
+		}
+		if gap := time.Since(last); gap > 2*every {
+			fmt.Printf("heartbeat gap %s\n", gap.Round(time.Millisecond))
+		}
+		last = time.Now()
+	}
+	fmt.Println("done")
+}

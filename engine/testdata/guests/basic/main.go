@@ -1,0 +1,600 @@
+// Command basic is a guest of the engine's tests: one small program whose first argument
+// picks what it does, so that many tests share one build. It reports through stdout
+// (one line per result, compared by the tests) and its exit code.
+//
+// Modes that touch files take a root directory, so that the same code also runs natively
+// over a real temporary directory: the tests compare both outputs line by line.
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	mrand "math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/seedfall/seedfall/sim"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: basic <mode> [args]")
+		os.Exit(2)
+	}
+	args := os.Args[2:]
+	arg := func(i int, def string) string {
+		if i < len(args) {
+			return args[i]
+		}
+		return def
+	}
+	switch os.Args[1] {
+	case "idle":
+		// idle [duration] [exit code]: the workload of tests about the other nodes.
+		d, err := time.ParseDuration(arg(0, "1s"))
+		must(err)
+		time.Sleep(d)
+		code, err := strconv.Atoi(arg(1, "0"))
+		must(err)
+		fmt.Printf("idle done after %s\n", d)
+		os.Exit(code)
+	case "exit":
+		code, err := strconv.Atoi(arg(0, "0"))
+		must(err)
+		fmt.Printf("exiting with %d\n", code)
+		os.Exit(code)
+	case "disk":
+		disk(arg(0, "/d"))
+	case "diskops":
+		diskops(arg(0, "/d"))
+	case "args":
+		fmt.Printf("args %q\n", os.Args)
+		env := os.Environ()
+		fmt.Printf("environ sorted: %v\n", sort.StringsAreSorted(env))
+		for _, kv := range env {
+			fmt.Printf("env %s\n", kv)
+		}
+		fmt.Printf("node %s incarnation %d in simulation %v\n", sim.Node(), sim.Incarnation(), sim.InSimulation())
+		wd, err := os.Getwd()
+		fmt.Printf("getwd %q %v\n", wd, err)
+	case "clock":
+		clock()
+	case "random":
+		random()
+	case "files":
+		files(arg(0, "/w"))
+	case "timers":
+		timers()
+	case "yield":
+		yield()
+	case "sleep-forever":
+		fmt.Println("sleeping forever")
+		for {
+			time.Sleep(time.Hour)
+		}
+	case "block-forever":
+		// Wait on a socket that never becomes ready: no timer, so the world has nothing
+		// left to run.
+		ln, err := sim.Listen("tcp", ":9")
+		must(err)
+		fmt.Println("blocked in accept")
+		ln.Accept()
+		fmt.Println("accept returned")
+	case "panic":
+		time.Sleep(100 * time.Millisecond)
+		panic("boom: the server gave up")
+	case "flood":
+		n, err := strconv.Atoi(arg(0, "100000"))
+		must(err)
+		line := strings.Repeat("x", 100)
+		for i := range n {
+			fmt.Printf("flood %d %s\n", i, line)
+		}
+		fmt.Fprintln(os.Stderr, "flood done")
+	case "alloc":
+		var keep [][]byte
+		for i := 0; ; i++ {
+			b := make([]byte, 1<<20)
+			for j := range b {
+				b[j] = byte(i + j)
+			}
+			keep = append(keep, b)
+			if i%16 == 0 {
+				fmt.Printf("allocated %d MiB\n", i+1)
+			}
+		}
+	case "spin":
+		// spin [seed]: spin without host calls when the run's seed is that seed.
+		fmt.Println("started")
+		time.Sleep(10 * time.Millisecond)
+		if os.Getenv("SEEDFALL_SEED") == arg(0, "") {
+			fmt.Println("spinning")
+			spin()
+		}
+		fmt.Println("done")
+	default:
+		fmt.Fprintf(os.Stderr, "basic: unknown mode %q\n", os.Args[1])
+		os.Exit(2)
+	}
+}
+
+//go:noinline
+func spin() {
+	for {
+	}
+}
+
+func must(err error) {
+	if err != nil {
+		fmt.Printf("error: %v\n", err)
+		os.Exit(3)
+	}
+}
+
+// Record contents written by the disk modes: the tests check what survives a crash.
+var (
+	synced   = []byte("SYNCED-" + strings.Repeat("s", 25))   // 32 bytes, fsynced
+	unsynced = []byte("UNSYNCED-" + strings.Repeat("u", 55)) // 64 bytes, written after the fsync
+)
+
+// disk writes synced then unsynced data in incarnation 1 and idles; a later incarnation
+// prints what it finds.
+func disk(dir string) {
+	f := filepath.Join(dir, "f")
+	if sim.Incarnation() > 1 {
+		report(f)
+		idleForever()
+	}
+	must(os.MkdirAll(dir, 0o755))
+	fh, err := os.OpenFile(f, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	must(err)
+	_, err = fh.Write(synced)
+	must(err)
+	must(fh.Sync())
+	_, err = fh.Write(unsynced)
+	must(err)
+	fmt.Println("written")
+	idleForever()
+}
+
+// diskops does a fixed sequence of disk ops, one per line of its output, so a plan can
+// name op #N: #1 mkdir, #2 create, #3 write synced, #4 fsync, #5 write unsynced,
+// #6 fsync.
+func diskops(dir string) {
+	f := filepath.Join(dir, "f")
+	if sim.Incarnation() > 1 {
+		report(f)
+		idleForever()
+	}
+	must(os.Mkdir(dir, 0o755))
+	fh, err := os.OpenFile(f, os.O_CREATE|os.O_WRONLY, 0o644)
+	must(err)
+	_, err = fh.Write(synced)
+	must(err)
+	fmt.Println("after op 3")
+	must(fh.Sync())
+	fmt.Println("after op 4")
+	_, err = fh.Write(unsynced)
+	must(err)
+	fmt.Println("after op 5")
+	must(fh.Sync())
+	fmt.Println("after op 6")
+	idleForever()
+}
+
+func report(path string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Printf("read error %v\n", err)
+		return
+	}
+	fmt.Printf("read %d %q\n", len(b), b)
+}
+
+func idleForever() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+func clock() {
+	start := time.Now()
+	wall0 := time.Now().Round(0)
+	fmt.Printf("year %d\n", wall0.UTC().Year())
+	back := 0
+	prev := time.Now()
+	for range 20000 {
+		now := time.Now()
+		if now.Before(prev) {
+			back++
+		}
+		prev = now
+	}
+	fmt.Printf("monotonic went back %d times\n", back)
+	fmt.Printf("clock advanced during the loop: %v\n", time.Since(start) > 0)
+	t0 := time.Now()
+	time.Sleep(10 * time.Second)
+	el := time.Since(t0)
+	fmt.Printf("slept 10s: elapsed >= 10s %v, < 10.1s %v\n", el >= 10*time.Second, el < 10*time.Second+100*time.Millisecond)
+	wall1 := time.Now().Round(0)
+	d := wall1.Sub(wall0)
+	fmt.Printf("wall clock moved %s\n", d.Round(time.Second))
+}
+
+func random() {
+	b := make([]byte, 16)
+	_, err := rand.Read(b)
+	must(err)
+	fmt.Printf("crypto/rand %x\n", b)
+	fmt.Printf("math/rand %d %d\n", mrand.IntN(1_000_000), mrand.Uint64())
+	m := map[int]bool{}
+	for i := range 16 {
+		m[i] = true
+	}
+	var order []string
+	for k := range m {
+		order = append(order, strconv.Itoa(k))
+	}
+	fmt.Printf("map order %s\n", strings.Join(order, ","))
+	// select picks randomly among ready cases.
+	a, c := make(chan int, 1), make(chan int, 1)
+	var picks []string
+	for range 16 {
+		a <- 1
+		c <- 1
+		select {
+		case <-a:
+			picks = append(picks, "a")
+			<-c
+		case <-c:
+			picks = append(picks, "c")
+			<-a
+		}
+	}
+	fmt.Printf("select picks %s\n", strings.Join(picks, ""))
+}
+
+func timers() {
+	start := time.Now()
+	var mu sync.Mutex
+	var order []string
+	var wg sync.WaitGroup
+	for _, s := range []struct {
+		name string
+		d    time.Duration
+	}{{"a", 30 * time.Millisecond}, {"b", 10 * time.Millisecond}, {"c", 20 * time.Millisecond}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(s.d)
+			mu.Lock()
+			order = append(order, s.name)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	fmt.Printf("sleepers woke in order %s\n", strings.Join(order, ""))
+
+	fired := make(chan string, 4)
+	time.AfterFunc(15*time.Millisecond, func() { fired <- "afterfunc" })
+	stopped := time.NewTimer(5 * time.Millisecond)
+	fmt.Printf("stop before firing: %v\n", stopped.Stop())
+	reset := time.NewTimer(time.Hour)
+	reset.Reset(25 * time.Millisecond)
+	select {
+	case s := <-fired:
+		fmt.Printf("first: %s\n", s)
+	case <-reset.C:
+		fmt.Println("first: reset timer")
+	}
+	select {
+	case s := <-fired:
+		fmt.Printf("second: %s\n", s)
+	case <-reset.C:
+		fmt.Println("second: reset timer")
+	}
+	select {
+	case <-stopped.C:
+		fmt.Println("stopped timer fired")
+	case <-time.After(50 * time.Millisecond):
+		fmt.Println("stopped timer stayed silent")
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 75*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	<-ctx.Done()
+	el := time.Since(t0)
+	fmt.Printf("context: %v after >= 75ms %v\n", ctx.Err(), el >= 75*time.Millisecond)
+
+	tk := time.NewTicker(10 * time.Millisecond)
+	t0 = time.Now()
+	for range 5 {
+		<-tk.C
+	}
+	tk.Stop()
+	el = time.Since(t0)
+	fmt.Printf("5 ticks of 10ms took >= 50ms %v, < 60ms %v\n", el >= 50*time.Millisecond, el < 60*time.Millisecond)
+	fmt.Printf("total virtual time < 1s %v\n", time.Since(start) < time.Second)
+}
+
+func yield() {
+	t0 := time.Now()
+	var errnos []uint32
+	for range 1000 {
+		if e := schedYield(); e != 0 {
+			errnos = append(errnos, e)
+		}
+	}
+	fmt.Printf("sched_yield errors %v\n", errnos)
+	fmt.Printf("1000 yields moved the clock >= 1ms %v\n", time.Since(t0) >= time.Millisecond)
+	// Two goroutines that hand the processor back and forth finish: yields schedule.
+	runtime.GOMAXPROCS(1)
+	var n [2]int
+	done := make(chan bool)
+	for g := range 2 {
+		go func() {
+			for range 100 {
+				n[g]++
+				runtime.Gosched()
+			}
+			done <- true
+		}()
+	}
+	<-done
+	<-done
+	fmt.Printf("gosched ping-pong %d %d\n", n[0], n[1])
+}
+
+// files runs file-system operations under root and prints one line per result. The
+// output must be the same natively and in the simulator, except lines starting "sim:".
+func files(root string) {
+	p := func(name string) string { return filepath.Join(root, name) }
+	out := func(format string, a ...any) { fmt.Printf(format+"\n", a...) }
+	step := func(name string, err error) { out("%s: %s", name, errName(err)) }
+
+	step("mkdirall root", os.MkdirAll(root, 0o755))
+	step("mkdir d", os.Mkdir(p("d"), 0o755))
+	step("mkdir d again", os.Mkdir(p("d"), 0o755))
+	step("mkdir in missing parent", os.Mkdir(p("nope/x"), 0o755))
+
+	f, err := os.OpenFile(p("d/a"), os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
+	step("create excl", err)
+	_, err = os.OpenFile(p("d/a"), os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
+	step("create excl again", err)
+	n, err := f.Write([]byte("hello world"))
+	out("write %d %s", n, errName(err))
+	off, err := f.Seek(0, io.SeekCurrent)
+	out("seek current %d %s", off, errName(err))
+	off, err = f.Seek(-5, io.SeekEnd)
+	out("seek end-5 %d %s", off, errName(err))
+	off, err = f.Seek(2, io.SeekStart)
+	out("seek start+2 %d %s", off, errName(err))
+	_, err = f.Seek(-100, io.SeekCurrent)
+	step("seek before start", err)
+	_, err = f.Write([]byte("XY"))
+	step("write at 2", err)
+	n, err = f.WriteAt([]byte("ZZ"), 20)
+	out("pwrite past end %d %s", n, errName(err))
+	st, err := f.Stat()
+	out("fstat size %d dir %v regular %v %s", st.Size(), st.IsDir(), st.Mode().IsRegular(), errName(err))
+	buf := make([]byte, 5)
+	n, err = f.ReadAt(buf, 0)
+	out("pread 0 %d %q %s", n, buf[:n], errName(err))
+	buf = make([]byte, 10)
+	n, err = f.ReadAt(buf, 18)
+	out("pread 18 %d %q %s", n, buf[:n], errName(err))
+	off, _ = f.Seek(0, io.SeekCurrent)
+	out("pread/pwrite left the offset at %d", off)
+	step("fsync", f.Sync())
+	step("close", f.Close())
+	step("close again", f.Close())
+
+	b, err := os.ReadFile(p("d/a"))
+	out("readfile %q %s", b, errName(err))
+
+	ro, err := os.Open(p("d/a"))
+	step("open read-only", err)
+	_, err = ro.Write([]byte("nope"))
+	step("write to read-only fd", err)
+	all, err := io.ReadAll(ro)
+	out("read all %d %s", len(all), errName(err))
+	n, err = ro.Read(buf)
+	out("read at eof %d %s", n, errName(err))
+	ro.Close()
+
+	wo, err := os.OpenFile(p("d/a"), os.O_WRONLY, 0)
+	step("open write-only", err)
+	_, err = wo.Read(buf)
+	step("read from write-only fd", err)
+	wo.Close()
+
+	ap, err := os.OpenFile(p("d/a"), os.O_APPEND|os.O_WRONLY, 0)
+	step("open append", err)
+	ap.Seek(0, io.SeekStart)
+	_, err = ap.Write([]byte("!!"))
+	step("append write after seek 0", err)
+	_, err = ap.WriteAt([]byte("??"), 0)
+	step("pwrite on append fd", err)
+	ap.Close()
+	b, _ = os.ReadFile(p("d/a"))
+	out("after append %q", b)
+
+	tr, err := os.OpenFile(p("d/a"), os.O_TRUNC|os.O_RDWR, 0)
+	step("open trunc", err)
+	st, _ = tr.Stat()
+	out("size after trunc %d", st.Size())
+	tr.Write([]byte("new"))
+	tr.Close()
+	step("truncate path to 6", os.Truncate(p("d/a"), 6))
+	b, _ = os.ReadFile(p("d/a"))
+	out("after grow %q", b)
+	tf, _ := os.OpenFile(p("d/a"), os.O_RDWR, 0)
+	step("ftruncate to 2", tf.Truncate(2))
+	tf.Seek(5, io.SeekStart)
+	tf.Write([]byte("H"))
+	tf.Close()
+	b, _ = os.ReadFile(p("d/a"))
+	out("after shrink and write past end %q", b)
+	step("truncate missing", os.Truncate(p("d/missing"), 1))
+
+	st, err = os.Stat(p("d"))
+	out("stat dir: dir %v %s", st != nil && st.IsDir(), errName(err))
+	_, err = os.Stat(p("d/missing"))
+	step("stat missing", err)
+	_, err = os.Stat(p("d/a/x"))
+	step("stat below a file", err)
+	_, err = os.Open(p("d/missing"))
+	step("open missing", err)
+
+	for _, name := range []string{"c", "b", "e", "zz", "m"} {
+		must(os.WriteFile(p("d/"+name), []byte("content of "+name), 0o644))
+	}
+	step("mkdir d/sub", os.Mkdir(p("d/sub"), 0o755))
+	must(os.WriteFile(p("d/sub/inner"), []byte("inner"), 0o644))
+	ents, err := os.ReadDir(p("d"))
+	out("readdir %s %s", entNames(ents), errName(err))
+	dh, err := os.Open(p("d"))
+	step("open dir", err)
+	names, err := dh.Readdirnames(-1)
+	out("readdirnames count %d %s", len(names), errName(err))
+	if sim.InSimulation() {
+		out("sim: readdirnames in host order %s, sorted %v", strings.Join(names, " "), slices.IsSorted(names))
+	}
+	// Read in small batches: the cookie must carry on where the last batch ended.
+	dh2, _ := os.Open(p("d"))
+	var batched []string
+	for {
+		nb, err := dh2.Readdirnames(2)
+		batched = append(batched, nb...)
+		if err != nil {
+			out("batched readdir end %s", errName(err))
+			break
+		}
+	}
+	dh2.Close()
+	slices.Sort(batched)
+	out("batched readdir %s", strings.Join(batched, " "))
+	step("fsync dir", dh.Sync())
+	_, err = dh.Read(buf)
+	out("read a dir fd fails: %v", err != nil) // EISDIR natively; Go itself may say EINVAL
+	dh.Close()
+	_, err = os.ReadDir(p("d/a"))
+	step("readdir of a file", err)
+
+	step("rename b -> b2", os.Rename(p("d/b"), p("d/b2")))
+	_, err = os.Stat(p("d/b"))
+	step("stat old name", err)
+	step("rename c over e", os.Rename(p("d/c"), p("d/e")))
+	b, _ = os.ReadFile(p("d/e"))
+	out("e now %q", b)
+	step("rename missing", os.Rename(p("d/missing"), p("d/x")))
+	step("rename file over dir", os.Rename(p("d/e"), p("d/sub")))
+	step("rename dir over file", os.Rename(p("d/sub"), p("d/e")))
+	step("rename dir into itself", os.Rename(p("d/sub"), p("d/sub/deeper")))
+	step("mkdir d/full", os.Mkdir(p("d/full"), 0o755))
+	must(os.WriteFile(p("d/full/x"), nil, 0o644))
+	step("rename dir over non-empty dir", os.Rename(p("d/sub"), p("d/full")))
+	step("rename dir", os.Rename(p("d/sub"), p("d/sub2")))
+	b, err = os.ReadFile(p("d/sub2/inner"))
+	out("through renamed dir %q %s", b, errName(err))
+	step("rename across dirs", os.Rename(p("d/sub2/inner"), p("d/inner")))
+	ents, _ = os.ReadDir(p("d/sub2"))
+	out("sub2 now %s", entNames(ents))
+
+	step("remove b2", os.Remove(p("d/b2")))
+	step("remove b2 again", os.Remove(p("d/b2")))
+	step("remove non-empty dir", os.Remove(p("d/full")))
+	step("remove empty dir", os.Remove(p("d/sub2")))
+	step("rmdir missing", syscallRmdir(p("d/sub2")))
+
+	// An unlinked file stays readable through an open fd.
+	h, err := os.Open(p("d/m"))
+	step("open m", err)
+	step("unlink open m", os.Remove(p("d/m")))
+	all, err = io.ReadAll(h)
+	out("read unlinked %q %s", all, errName(err))
+	st, err = h.Stat()
+	out("fstat unlinked size %d %s", st.Size(), errName(err))
+	h.Close()
+	_, err = os.Stat(p("d/m"))
+	step("stat unlinked", err)
+
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	step("write 1MiB", os.WriteFile(p("d/big"), big, 0o644))
+	got, err := os.ReadFile(p("d/big"))
+	out("read 1MiB: equal %v len %d %s", bytes.Equal(got, big), len(got), errName(err))
+	sum := sha256.Sum256(got)
+	out("sha256 %x", sum[:8])
+
+	step("removeall d", os.RemoveAll(p("d")))
+	_, err = os.Stat(p("d"))
+	step("stat removed d", err)
+	ents, err = os.ReadDir(root)
+	out("root now %s %s", entNames(ents), errName(err))
+}
+
+func entNames(ents []os.DirEntry) string {
+	var s []string
+	for _, e := range ents {
+		n := e.Name()
+		if e.IsDir() {
+			n += "/"
+		}
+		s = append(s, n)
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+func syscallRmdir(path string) error {
+	return syscall.Rmdir(path)
+}
+
+// errName names an error by its errno, so native and simulated runs print the same.
+func errName(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	for _, e := range []struct {
+		target error
+		name   string
+	}{
+		{io.EOF, "EOF"},
+		{os.ErrClosed, "closed"},
+		{syscall.EEXIST, "EEXIST"},
+		{syscall.ENOENT, "ENOENT"},
+		{syscall.ENOTEMPTY, "ENOTEMPTY"},
+		{syscall.EISDIR, "EISDIR"},
+		{syscall.ENOTDIR, "ENOTDIR"},
+		{syscall.EBADF, "EBADF"},
+		{syscall.EINVAL, "EINVAL"},
+		{syscall.EXDEV, "EXDEV"},
+		{syscall.EPERM, "EPERM"},
+		{syscall.EACCES, "EACCES"},
+		{fs.ErrExist, "exist"},
+		{fs.ErrNotExist, "notexist"},
+	} {
+		if errors.Is(err, e.target) {
+			return e.name
+		}
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return "other(" + pe.Err.Error() + ")"
+	}
+	return "other(" + err.Error() + ")"
+}

@@ -1,0 +1,163 @@
+// Command server wraps github.com/tidwall/buntdb behind a tiny line protocol, so that
+// seedfall can crash it (also in the middle of an automatic shrink) and check every
+// acknowledged write.
+//
+//	PUT key value\n  ->  OK\n      (once the Update transaction committed)
+//	GET key\n        ->  VAL value\n  or  NONE\n
+//
+// The database runs with SyncPolicy Always, buntdb's strictest: every commit is
+// fsynced before Update returns. If buntdb cannot open its own file the server prints
+// the library's error and exits 1, which seedfall reports as a failure.
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/seedfall/seedfall/sim"
+	"github.com/tidwall/buntdb"
+)
+
+func main() {
+	addr := flag.String("addr", ":7000", "`address` to listen on")
+	path := flag.String("db", "/data/bunt.db", "database `file`")
+	sync := flag.String("sync", "always", "SyncPolicy: always, everysecond or never (never is a negative control)")
+	noShrink := flag.Bool("noshrink", false, "set AutoShrinkDisabled")
+	shrinkPct := flag.Int("shrink-percentage", 10, "AutoShrinkPercentage")
+	shrinkMin := flag.Int("shrink-min-size", 1024, "AutoShrinkMinSize in `bytes`")
+	flag.Parse()
+	cfg := buntdb.Config{
+		AutoShrinkPercentage: *shrinkPct,
+		AutoShrinkMinSize:    *shrinkMin,
+		AutoShrinkDisabled:   *noShrink,
+	}
+	switch *sync {
+	case "always":
+		cfg.SyncPolicy = buntdb.Always
+	case "everysecond":
+		cfg.SyncPolicy = buntdb.EverySecond
+	case "never":
+		cfg.SyncPolicy = buntdb.Never
+	default:
+		fmt.Fprintf(os.Stderr, "server: -sync=%q: want always, everysecond or never\n", *sync)
+		os.Exit(2)
+	}
+	if err := run(*addr, *path, cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "%v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(addr, path string, cfg buntdb.Config) error {
+	if err := createDurable(path); err != nil {
+		return fmt.Errorf("create database file: %w", err)
+	}
+	db, err := buntdb.Open(path)
+	if err != nil {
+		return fmt.Errorf("open buntdb: %w", err)
+	}
+	if err := db.SetConfig(cfg); err != nil {
+		return fmt.Errorf("buntdb config: %w", err)
+	}
+	n := 0
+	db.View(func(tx *buntdb.Tx) error { n, _ = tx.Len(); return nil })
+	fmt.Printf("opened %s: %d keys\n", path, n)
+
+	ln, err := sim.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			return fmt.Errorf("accept: %w", err)
+		}
+		go serve(db, conn)
+	}
+}
+
+// createDurable creates the database file and its directory and fsyncs the
+// directories, so that under strict_dirs the file itself survives a crash. buntdb
+// creates a missing file with O_CREATE but never fsyncs the directory; this harness
+// takes that step so the shrink bug is what the strict configuration tests.
+func createDurable(path string) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(f.Sync(), f.Close()); err != nil {
+		return err
+	}
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		df, err := os.Open(d)
+		if err != nil {
+			return err
+		}
+		if err := errors.Join(df.Sync(), df.Close()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func serve(db *buntdb.DB, conn net.Conn) {
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return
+		}
+		if _, err := io.WriteString(conn, handle(db, strings.TrimSuffix(line, "\n"))); err != nil {
+			return
+		}
+	}
+}
+
+func handle(db *buntdb.DB, line string) string {
+	cmd, args, _ := strings.Cut(line, " ")
+	switch cmd {
+	case "PUT":
+		key, value, ok := strings.Cut(args, " ")
+		if !ok || key == "" {
+			return "ERR usage: PUT key value\n"
+		}
+		err := db.Update(func(tx *buntdb.Tx) error {
+			_, _, err := tx.Set(key, value, nil)
+			return err
+		})
+		if err != nil {
+			return "ERR " + strings.ReplaceAll(err.Error(), "\n", " ") + "\n"
+		}
+		return "OK\n"
+	case "GET":
+		var v string
+		err := db.View(func(tx *buntdb.Tx) error {
+			var err error
+			v, err = tx.Get(args)
+			return err
+		})
+		switch {
+		case errors.Is(err, buntdb.ErrNotFound):
+			return "NONE\n"
+		case err != nil:
+			return "ERR " + strings.ReplaceAll(err.Error(), "\n", " ") + "\n"
+		}
+		return "VAL " + v + "\n"
+	}
+	return "ERR unknown command\n"
+}

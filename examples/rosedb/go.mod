@@ -1,0 +1,22 @@
+module github.com/seedfall/seedfall/examples/rosedb
+
+go 1.26
+
+replace github.com/seedfall/seedfall => ../..
+
+require (
+	github.com/rosedblabs/rosedb/v2 v2.4.0
+	github.com/rosedblabs/wal v1.3.8
+	github.com/seedfall/seedfall v0.0.0-00010101000000-000000000000
+)
+
+require (
+	github.com/bwmarrin/snowflake v0.3.0 // indirect
+	github.com/gofrs/flock v0.8.1 // indirect
+	github.com/google/btree v1.1.2 // indirect
+	github.com/robfig/cron/v3 v3.0.0 // indirect
+	github.com/valyala/bytebufferpool v1.0.0 // indirect
+)
+
+// gofrs/flock does not build for GOOS=wasip1 (syscall.Flock); see flockshim/.
+replace github.com/gofrs/flock => ./flockshim

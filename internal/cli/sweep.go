@@ -1,0 +1,149 @@
+// Package cli is what the seedfall command and its MCP server share: the sweep driver
+// (worker processes, progress) and the shapes of their JSON results, so that
+// `seedfall run -json`, `seedfall shrink -json` and the MCP tools agree field for field.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/seedfall/seedfall/engine"
+)
+
+// SweepSpec is what a sweep needs; run, mutate, ci and mcp share it.
+type SweepSpec struct {
+	Sim      *engine.Sim
+	Seeds    []uint64
+	Check    bool
+	Mutation string
+	// Workers is the number of parallel runs (default: the number of CPUs).
+	Workers int
+	// InProc runs seeds in this process instead of worker processes (no protection
+	// against guests that spin without host calls).
+	InProc bool
+	OutDir string
+	// Progress receives human progress lines (nil: quiet).
+	Progress io.Writer
+	// OnProgress, when set, is called after each result with the counts so far; calls
+	// are serialized.
+	OnProgress func(done, failed, total int)
+	// Executable is the seedfall binary started as `seedfall worker` (default: this
+	// process's executable).
+	Executable string
+}
+
+// Sweep runs the seeds, in worker processes unless InProc. When ctx is done it stops
+// handing out seeds, kills the workers and returns the results of the seeds that
+// finished (a seed interrupted by the cancellation is left out, not counted as an
+// error) with ctx's error.
+func Sweep(ctx context.Context, sp SweepSpec) ([]*engine.Result, error) {
+	cfg := sp.Sim.Config()
+	total := len(sp.Seeds)
+	done, failed := 0, 0
+	start := time.Now()
+	tty := IsTerminal(sp.Progress)
+	lastPrint := time.Now()
+	onResult := func(r *engine.Result) {
+		if canceled(ctx, r) {
+			return
+		}
+		done++
+		if r.Failed() {
+			failed++
+		}
+		if sp.OnProgress != nil {
+			sp.OnProgress(done, failed, total)
+		}
+		if sp.Progress == nil {
+			return
+		}
+		el := time.Since(start)
+		rate := float64(done) / el.Seconds()
+		eta := time.Duration(float64(total-done)/max(rate, 1e-9)) * time.Second / time.Second
+		line := fmt.Sprintf("%d/%d seeds, %d failed, %.1f seeds/s, ETA %s", done, total, failed, rate, eta.Round(time.Second))
+		if tty {
+			fmt.Fprintf(sp.Progress, "\r\033[K%s", line)
+			if done == total {
+				fmt.Fprintln(sp.Progress)
+			}
+		} else if time.Since(lastPrint) > 10*time.Second || done == total {
+			lastPrint = time.Now()
+			fmt.Fprintln(sp.Progress, line)
+		}
+	}
+	workers := sp.Workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	var results []*engine.Result
+	var err error
+	if sp.InProc {
+		results = sp.Sim.Sweep(ctx, sp.Seeds, engine.SweepOptions{Workers: workers, Check: sp.Check, Mutation: sp.Mutation, OutDir: sp.OutDir, OnResult: onResult})
+		err = ctx.Err()
+	} else {
+		exe := sp.Executable
+		if exe == "" {
+			if exe, err = os.Executable(); err != nil {
+				return nil, fmt.Errorf("locate seedfall binary for workers: %w", err)
+			}
+		}
+		args := []string{"worker", "-c", cfg.Path, "-wasm", strings.Join(sp.Sim.WasmPaths(), ",")}
+		if sp.Check {
+			args = append(args, "-check")
+		}
+		if sp.Mutation != "" {
+			args = append(args, "-mutation", sp.Mutation)
+		}
+		if sp.OutDir != "" {
+			args = append(args, "-outdir", sp.OutDir)
+		}
+		results, err = engine.SweepIsolated(ctx, cfg, sp.Seeds, engine.IsolatedOptions{
+			Workers: workers,
+			Command: func() *exec.Cmd {
+				cmd := exec.Command(exe, args...)
+				cmd.Env = append(os.Environ(), "SEEDFALL_AS_CLI=1")
+				return cmd
+			},
+			OnResult: onResult,
+		})
+	}
+	if ctx.Err() != nil {
+		kept := results[:0]
+		for _, r := range results {
+			if !canceled(ctx, r) {
+				kept = append(kept, r)
+			}
+		}
+		results = kept
+	}
+	return results, err
+}
+
+// canceled reports whether r is a seed cut short by ctx's cancellation rather than an
+// outcome of the seed: the engine reports those as errors ("run canceled", or a worker
+// that was killed while it ran the seed).
+func canceled(ctx context.Context, r *engine.Result) bool {
+	if ctx.Err() == nil || r.Verdict != engine.VerdictError {
+		return false
+	}
+	if r.Failure != nil && r.Failure.Kind == "canceled" {
+		return true
+	}
+	return strings.Contains(r.Error, ctx.Err().Error())
+}
+
+// IsTerminal reports whether w is a terminal (progress lines are then redrawn in place).
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
