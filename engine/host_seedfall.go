@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/tetratelabs/wazero/api"
 )
@@ -18,7 +19,20 @@ func seedfallFuncs() []wasiFunc {
 		{name: "assert", params: params(i32, i32, i32, i32, i32, i32), fn: hostAssert},
 		{name: "op_call", params: params(i32, i32, i32, i32), fn: opCall},
 		{name: "op_return", params: params(i32, i32, i32), fn: opReturn},
+		{name: "test_host_clock", params: params(i32), fn: testHostClock},
 	}
+}
+
+// testHostClock is a deliberate hole in determinism, for testing -check: with
+// PrepareOptions.UnsafeHostClock it returns the host's wall clock; otherwise the virtual
+// clock. No real guest should import it.
+func testHostClock(inc *incarnation, m api.Memory, s []uint64) uint32 {
+	v := inc.w.now
+	if inc.w.sim.unsafeHostClock {
+		v = time.Now().UnixNano()
+	}
+	putU64(m, u32(s, 0), uint64(v))
+	return 0
 }
 
 func sockListen(inc *incarnation, m api.Memory, s []uint64) uint32 {

@@ -25,7 +25,9 @@ type Sim struct {
 	modules    []wazero.CompiledModule
 	wasmPaths  []string
 	antithesis bool
-	nodeIPs    map[string]string // fake IP -> node name, as the net overlay assigns them
+	// unsafeHostClock: see PrepareOptions.UnsafeHostClock.
+	unsafeHostClock bool
+	nodeIPs         map[string]string // fake IP -> node name, as the net overlay assigns them
 	// Timings of preparation, for benchmarks.
 	BuildTime, CompileTime time.Duration
 }
@@ -37,11 +39,14 @@ type PrepareOptions struct {
 	Wasm []string
 	// Progress receives a line per step (may be nil).
 	Progress func(string)
+	// UnsafeHostClock lets guests that import seedfall.test_host_clock read the host's
+	// wall clock: a deliberate nondeterminism, for testing that -check catches it.
+	UnsafeHostClock bool
 }
 
 // Prepare builds every node for wasip1 and compiles the modules.
 func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error) {
-	s := &Sim{cfg: cfg}
+	s := &Sim{cfg: cfg, unsafeHostClock: opt.UnsafeHostClock}
 	nodes := cfg.AllNodes()
 	var names []string
 	for _, n := range nodes {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/seedfall/seedfall/engine/internal/disk"
@@ -442,6 +443,9 @@ func (inc *incarnation) main() {
 		return
 	}
 	ctx := context.WithValue(context.Background(), incKey{}, inc)
+	if alloc := memoryAllocator(); alloc != nil {
+		ctx = experimental.WithMemoryAllocator(ctx, alloc)
+	}
 	mod, err := w.sim.rt.InstantiateModule(ctx, inc.node.module, wazero.NewModuleConfig().WithName("").WithStartFunctions())
 	if err == nil {
 		inc.mod = mod

@@ -1,0 +1,5 @@
+package engine
+
+import "syscall"
+
+const mapNoReserve = syscall.MAP_NORESERVE

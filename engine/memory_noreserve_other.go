@@ -1,0 +1,5 @@
+//go:build darwin || freebsd
+
+package engine
+
+const mapNoReserve = 0
