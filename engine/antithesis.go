@@ -83,6 +83,20 @@ type sdkEval struct {
 	details  string
 }
 
+// antithesisDir is the directory of the default per-incarnation output files
+// (environ: /.seedfall/antithesis-<incarnation>.jsonl).
+const antithesisDir = "/.seedfall"
+
+// ensureAntithesisDir creates antithesisDir on the node's disk if it is missing: the SDK
+// opens its output file with O_CREATE but does not create directories, so without it
+// the SDK logs "Failed to open path" and writes nothing. It must run before each
+// incarnation starts (a crash may undo the create under strict_dirs).
+func (n *node) ensureAntithesisDir() {
+	if _, err := n.disk.Lookup(antithesisDir); err != nil {
+		n.disk.Create(antithesisDir, true)
+	}
+}
+
 // antithesisOutputPath returns the local output path the incarnation's environment
 // names, or "".
 func (inc *incarnation) antithesisOutputPath() string {

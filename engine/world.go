@@ -421,6 +421,9 @@ func (w *world) start(n *node) {
 			}
 		}
 	}
+	if w.sim.antithesis {
+		n.ensureAntithesisDir()
+	}
 	w.tracef(inc.label, "start")
 	w.makeRunnable(inc)
 	go inc.main()

@@ -13,17 +13,27 @@ import (
 	"github.com/seedfall/seedfall/engine"
 )
 
+// wasm holds the modules built by the first prepare: both configs run the same
+// packages (only the backup's args differ), so the second one skips the go build.
+var wasm struct {
+	sync.Mutex
+	paths []string
+}
+
 func prepare(t *testing.T, path string) *engine.Sim {
 	t.Helper()
 	cfg, err := engine.LoadConfig(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := engine.Prepare(context.Background(), cfg, engine.PrepareOptions{})
+	wasm.Lock()
+	defer wasm.Unlock()
+	s, err := engine.Prepare(context.Background(), cfg, engine.PrepareOptions{Wasm: wasm.paths})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
+	wasm.paths = s.WasmPaths()
 	return s
 }
 
