@@ -4,42 +4,126 @@ import (
 	"context"
 	"sync"
 	"testing"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 )
 
 var (
-	benchOnce sync.Once
-	benchSim  *Sim
-	benchErr  error
+	benchMu   sync.Mutex
+	benchSims = map[string]*Sim{}
 )
 
-func kvlogSim(b testing.TB) *Sim {
-	benchOnce.Do(func() {
-		cfg, err := LoadConfig("../examples/kvlog/seedfall.fixed.json")
-		if err != nil {
-			benchErr = err
-			return
-		}
-		benchSim, benchErr = Prepare(context.Background(), cfg, PrepareOptions{})
-	})
-	if benchErr != nil {
-		b.Fatal(benchErr)
+func benchSim(b testing.TB, path string) *Sim {
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	if s := benchSims[path]; s != nil {
+		return s
 	}
-	return benchSim
+	cfg, err := LoadConfig(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := Prepare(context.Background(), cfg, PrepareOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchSims[path] = s
+	return s
 }
 
-// BenchmarkKvlogRun measures one run of fixed kvlog (seeds vary), in this process.
+const fixedKvlog = "../examples/kvlog/seedfall.fixed.json"
+
+// BenchmarkKvlogRun is one run of fixed kvlog in this process (seeds vary).
 func BenchmarkKvlogRun(b *testing.B) {
-	s := kvlogSim(b)
+	benchRuns(b, fixedKvlog, RunOptions{})
+}
+
+// BenchmarkKvlogCheck is one -check run of fixed kvlog: the seed twice, traces compared.
+func BenchmarkKvlogCheck(b *testing.B) {
+	benchRuns(b, fixedKvlog, RunOptions{Check: true})
+}
+
+func benchRuns(b *testing.B, path string, opt RunOptions) {
+	s := benchSim(b, path)
 	b.ResetTimer()
-	var calls, switches int64
+	var calls, switches, incs int64
 	for i := 0; i < b.N; i++ {
-		r := s.Run(context.Background(), uint64(i+1), RunOptions{})
+		r := s.Run(context.Background(), uint64(i+1), opt)
 		if r.Verdict != VerdictPass {
 			b.Fatalf("seed %d: %s", i+1, r)
 		}
 		calls += r.Stats.HostCalls
 		switches += r.Stats.Switches
+		incs += int64(r.Stats.Incarnations)
 	}
 	b.ReportMetric(float64(calls)/float64(b.N), "hostcalls/run")
 	b.ReportMetric(float64(switches)/float64(b.N), "switches/run")
+	b.ReportMetric(float64(incs)/float64(b.N), "incarnations/run")
+}
+
+// BenchmarkHelloRun is the engine's floor: one incarnation that starts the Go runtime,
+// prints a line and exits.
+func BenchmarkHelloRun(b *testing.B) {
+	benchRuns(b, "testdata/hello/seedfall.json", RunOptions{})
+}
+
+// BenchmarkFloorInstantiate instantiates and closes kvlog's server module with no
+// simulation and no guest code run: the bare wazero cost of one incarnation.
+func BenchmarkFloorInstantiate(b *testing.B) {
+	s := benchSim(b, fixedKvlog)
+	ctx := context.Background()
+	if alloc := memoryAllocator(); alloc != nil {
+		ctx = experimental.WithMemoryAllocator(ctx, alloc)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m, err := s.rt.InstantiateModule(ctx, s.modules[0], wazero.NewModuleConfig().WithName("").WithStartFunctions())
+		if err != nil {
+			b.Fatal(err)
+		}
+		m.Close(ctx)
+	}
+}
+
+// BenchmarkCause runs kvlog's cause analysis on a failing seed: futures/s.
+func BenchmarkCause(b *testing.B) {
+	s := benchSim(b, "../examples/kvlog/seedfall.json")
+	seed := failingSeed(b, s)
+	b.ResetTimer()
+	futures := 0
+	for i := 0; i < b.N; i++ {
+		res, err := s.Cause(context.Background(), seed, CauseOptions{Moments: 10, Futures: 10, Workers: 2})
+		if err != nil {
+			b.Fatal(err)
+		}
+		futures += res.Futures
+	}
+	b.ReportMetric(float64(futures)/b.Elapsed().Seconds(), "futures/s")
+}
+
+// BenchmarkShrink shrinks a failing kvlog seed.
+func BenchmarkShrink(b *testing.B) {
+	s := benchSim(b, "../examples/kvlog/seedfall.json")
+	seed := failingSeed(b, s)
+	b.ResetTimer()
+	runs := 0
+	for i := 0; i < b.N; i++ {
+		res, err := s.Shrink(context.Background(), seed, ShrinkOptions{Workers: 2})
+		if err != nil {
+			b.Fatal(err)
+		}
+		runs += res.Runs
+	}
+	b.ReportMetric(float64(runs)/float64(b.N), "runs/shrink")
+}
+
+func failingSeed(b *testing.B, s *Sim) uint64 {
+	for seed := uint64(1); seed < 500; seed++ {
+		if r := s.Run(context.Background(), seed, RunOptions{}); r.Verdict == VerdictFail {
+			return seed
+		}
+	}
+	b.Fatal("no failing seed in 1-499")
+	return 0
 }

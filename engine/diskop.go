@@ -24,6 +24,7 @@ func (inc *incarnation) beginDiskOp(kind, path, detail string) diskOp {
 	if detail != "" {
 		what += " " + detail
 	}
+	what += at(inc)
 	op := diskOp{n: inc.diskOps, what: what}
 	inc.opWhat = what
 	if inc.crashAt == op.n || inc.node.crashNextOp {
@@ -133,5 +134,24 @@ func (inc *incarnation) syncSite(e *fdEntry) string {
 	return site
 }
 
-// location is the guest source location of the current host call ("" when unknown).
-func (inc *incarnation) location() string { return "" }
+// location is the guest source location of the current host call: file:line of the
+// first frame outside the standard library and sim ("" when unknown, e.g. for calls the
+// Go runtime makes on its own).
+func (inc *incarnation) location() string {
+	if inc.node.loc == nil || inc.mod == nil {
+		return ""
+	}
+	l, ok := inc.node.loc.Locate(inc.mod)
+	if !ok {
+		return ""
+	}
+	return l.FileLine()
+}
+
+// at renders a location suffix for trace lines.
+func at(inc *incarnation) string {
+	if l := inc.location(); l != "" {
+		return " at " + l
+	}
+	return ""
+}

@@ -128,7 +128,7 @@ func (nw *network) listen(inc *incarnation, port int) (*sock, uint16) {
 	nw.nextID++
 	s := &sock{id: nw.nextID, listener: true, owner: inc, port: port}
 	nw.listeners[k] = s
-	nw.w.tracef(inc.label, "listen :%d", port)
+	nw.w.tracef(inc.label, "listen :%d%s", port, at(inc))
 	return s, 0
 }
 
@@ -165,7 +165,7 @@ func (nw *network) dial(inc *incarnation, addr string) (*sock, uint16) {
 	n.ports++
 	nw.nextID++
 	s := &sock{id: nw.nextID, owner: inc, port: 40000 + n.ports, remote: to, remotePort: port}
-	nw.w.tracef(inc.label, "dial %s:%d", to.name, port)
+	nw.w.tracef(inc.label, "dial %s:%d%s", to.name, port, at(inc))
 	nw.send(n, to, segment{kind: segSYN, from: s})
 	return s, 0
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
+	"github.com/seedfall/seedfall/engine/internal/goloc"
 	"github.com/seedfall/seedfall/engine/internal/lin"
 	"github.com/seedfall/seedfall/engine/internal/overlay"
 )
@@ -23,6 +24,7 @@ type Sim struct {
 	cfg        *Config
 	rt         wazero.Runtime
 	modules    []wazero.CompiledModule
+	locs       []*goloc.Table // per module, AllNodes order; nil: no source locations
 	wasmPaths  []string
 	antithesis bool
 	// unsafeHostClock: see PrepareOptions.UnsafeHostClock.
@@ -67,7 +69,14 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 		}
 		s.wasmPaths = opt.Wasm
 	} else {
+		// Nodes built alike (three replicas of one server) share one build.
+		built := map[string]string{}
 		for _, n := range nodes {
+			key := fmt.Sprintf("%q %v %q %q", n.Pkg, n.NetOverlay, n.Patches, n.Tags)
+			if p, ok := built[key]; ok {
+				s.wasmPaths = append(s.wasmPaths, p)
+				continue
+			}
 			if opt.Progress != nil {
 				opt.Progress(fmt.Sprintf("building %s (%s) for wasip1", n.Name, n.Pkg))
 			}
@@ -75,6 +84,7 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 			if err != nil {
 				return nil, err
 			}
+			built[key] = p
 			s.wasmPaths = append(s.wasmPaths, p)
 		}
 	}
@@ -107,6 +117,11 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 			return nil, fmt.Errorf("compile node %q: %w", nodes[i].Name, err)
 		}
 		s.modules = append(s.modules, m)
+		loc, lerr := goloc.Load(data)
+		if lerr != nil && opt.Progress != nil {
+			opt.Progress(fmt.Sprintf("node %s: no source locations: %v", nodes[i].Name, lerr))
+		}
+		s.locs = append(s.locs, loc)
 	}
 	s.CompileTime = time.Since(t1)
 	return s, nil

@@ -18,6 +18,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/seedfall/seedfall/engine/internal/disk"
+	"github.com/seedfall/seedfall/engine/internal/goloc"
 )
 
 // exitCrashed is the exit code a node's instance is stopped with when the host kills it.
@@ -111,6 +112,7 @@ type node struct {
 	cfg      NodeConfig
 	workload bool
 	module   wazero.CompiledModule
+	loc      *goloc.Table // nil: no source locations
 	disk     *disk.FS
 	inc      *incarnation // current incarnation, nil while down
 	lives    int          // incarnations started so far
@@ -224,7 +226,7 @@ func newWorld(s *Sim, seed uint64, opt runOptions) *world {
 	for i, nc := range s.cfg.AllNodes() {
 		n := &node{
 			idx: i, name: nc.Name, cfg: nc, workload: i == len(s.cfg.Nodes),
-			module: s.modules[i],
+			module: s.modules[i], loc: s.locs[i],
 			disk: disk.New(disk.Options{
 				StrictDirs:      s.cfg.StrictDirs,
 				FsyncNoop:       mut == MutFsyncNoop,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
@@ -40,15 +39,8 @@ func (h *hook) Before(ctx context.Context, mod api.Module, def api.FunctionDefin
 func (h *hook) After(context.Context, api.Module, api.FunctionDefinition, []uint64) {}
 func (h *hook) Abort(context.Context, api.Module, api.FunctionDefinition, error)    {}
 
-var benchRT struct {
-	once sync.Once
-	rt   wazero.Runtime
-	cm   wazero.CompiledModule
-	h    *hook
-}
-
 // inHostCall runs fn inside the guest's fd_sync call whose location contains match.
-func inHostCall(b *testing.B, tab *Table, match string, fn func(mod api.Module)) {
+func inHostCall(b testing.TB, tab *Table, match string, fn func(mod api.Module)) {
 	ctx := context.Background()
 	h := &hook{tab: tab, match: match, fn: fn}
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCompilationCache(compCache))
@@ -113,3 +105,24 @@ func BenchmarkLocateShallow(b *testing.B)     { benchLocate(b, "main.main", fals
 func BenchmarkLocateDeep(b *testing.B)        { benchLocate(b, "main.deep", false) }
 func BenchmarkLocateShallowCold(b *testing.B) { benchLocate(b, "main.main", true) }
 func BenchmarkLocateDeepCold(b *testing.B)    { benchLocate(b, "main.deep", true) }
+
+func TestStack(t *testing.T) {
+	tab, err := Load(guest(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stack []Location
+	inHostCall(t, tab, "main.deep", func(mod api.Module) { stack = tab.Stack(mod) })
+	var names []string
+	deep := 0
+	for _, l := range stack {
+		names = append(names, ShortFunc(l.Func))
+		if l.Func == "main.deep" {
+			deep++
+		}
+	}
+	t.Logf("stack: %s", strings.Join(names, " <- "))
+	if deep != 21 || names[0] != "syscall.Fsync" && !strings.HasPrefix(names[0], "syscall.") || names[len(names)-1] != "runtime.goexit" {
+		t.Fatalf("unexpected stack %v", names)
+	}
+}

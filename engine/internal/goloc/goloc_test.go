@@ -36,7 +36,11 @@ func guest(t testing.TB) []byte {
 			return
 		}
 		out := filepath.Join(dir, "guest.wasm")
-		cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-trimpath", "-buildvcs=false", "-o", out, "./testdata/guest")
+		gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+		if p, err := exec.LookPath("go"); err == nil {
+			gobin = p
+		}
+		cmd := exec.Command(gobin, "build", "-trimpath", "-buildvcs=false", "-o", out, "./testdata/guest")
 		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 		if b, err := cmd.CombinedOutput(); err != nil {
 			buildErr = err

@@ -123,6 +123,9 @@ func parsePclntab(m *module, hdrAddr uint64, d []byte) (*pclntab, error) {
 	if !found {
 		return nil, errors.New("goloc: runtime moduledata not found")
 	}
+	if t.gofunc < m.mem.base || t.gofunc >= m.mem.base+uint64(len(m.mem.data)) {
+		return nil, fmt.Errorf("goloc: moduledata.gofunc %#x outside the data (moduledata layout changed?)", t.gofunc)
+	}
 	// On wasm an entry offset is a function's PC_F (runtime.textAddr): PC = (text+off)<<16.
 	t.entries = make([]uint64, nfunc+1)
 	for i := range t.entries {
