@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/cli"
 )
 
 // Exit codes.
@@ -117,15 +118,7 @@ func loadAndPrepare(ctx context.Context, path string, stderr io.Writer, quiet bo
 }
 
 // faultsBefore returns the faults applied up to the failure.
-func faultsBefore(r *engine.Result) []engine.Fault {
-	var out []engine.Fault
-	for _, f := range r.Faults {
-		if r.Failure == nil || f.AtNS <= r.Failure.AtNS {
-			out = append(out, f)
-		}
-	}
-	return out
-}
+func faultsBefore(r *engine.Result) []engine.Fault { return cli.FaultsBefore(r) }
 
 // printFailure prints one failing result: seed, faults before the failure, reason.
 func printFailure(w io.Writer, r *engine.Result, cfgPath string) {

@@ -7,46 +7,11 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/cli"
 )
-
-// shrinkJSON is shrink's -json output (also the MCP tool's structured result).
-type shrinkJSON struct {
-	Seed          uint64         `json:"seed"`
-	Signature     string         `json:"signature"`
-	FaultsBefore  int            `json:"faults_before"`
-	MinimalFaults int            `json:"minimal_faults"`
-	Runs          int            `json:"runs"`
-	PlanFile      string         `json:"plan_file"`
-	Replay        string         `json:"replay"`
-	ReplaysExact  bool           `json:"replays_exactly"`
-	Exhausted     bool           `json:"budget_exhausted,omitempty"`
-	Failure       shrinkFailure  `json:"failure"`
-	Plan          []engine.Fault `json:"plan"`
-}
-
-type shrinkFailure struct {
-	Reason              string   `json:"reason"`
-	AtNS                int64    `json:"at_ns"`
-	FaultsBeforeFailure []string `json:"faults_before_failure"`
-}
-
-// faultLines renders faults aligned on their times, as on the product page.
-func faultLines(fs []engine.Fault) []string {
-	w := 0
-	for _, f := range fs {
-		w = max(w, len(engine.FormatDuration(f.AtNS)))
-	}
-	var out []string
-	for _, f := range fs {
-		t := engine.FormatDuration(f.AtNS)
-		out = append(out, strings.Repeat(" ", w-len(t))+f.String())
-	}
-	return out
-}
 
 func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("shrink", stderr)
@@ -93,17 +58,13 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	before := faultsBefore(res.Minimal)
 	replay := fmt.Sprintf("seedfall replay -c %s -seed %d -faults %s", *cfgPath, *seed, planFile)
 	if *jsonOut {
-		j := shrinkJSON{Seed: *seed, Signature: res.Signature, FaultsBefore: res.Before, MinimalFaults: len(before),
-			Runs: res.Runs, PlanFile: planFile, Replay: replay, ReplaysExact: res.Replays, Exhausted: res.Exhausted,
-			Failure: shrinkFailure{Reason: res.Minimal.Failure.Reason, AtNS: res.Minimal.Failure.AtNS, FaultsBeforeFailure: faultLines(before)},
-			Plan:    res.Plan.Faults}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		enc.Encode(j)
+		enc.Encode(cli.NewShrinkReport(res, planFile, replay))
 		return exitFail
 	}
 	fmt.Fprintf(stdout, "faults before the failure (%d):\n", len(before))
-	for _, l := range faultLines(before) {
+	for _, l := range cli.FaultLines(before) {
 		fmt.Fprintf(stdout, "  %s\n", l)
 	}
 	fmt.Fprintf(stdout, "FAIL %s\n\n", res.Minimal.Failure.Reason)
@@ -124,24 +85,6 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 type causeJSON struct {
 	*engine.CauseResult
 	Bars []string `json:"bars"`
-}
-
-func causeBars(res *engine.CauseResult) []string {
-	w := 0
-	for _, m := range res.Moments {
-		w = max(w, len(engine.FormatDuration(m.AtNS)))
-	}
-	var out []string
-	for _, m := range res.Moments {
-		t := engine.FormatDuration(m.AtNS)
-		bar := strings.Repeat("█", int(m.P*15+0.5))
-		line := fmt.Sprintf("%s%s %3.0f%% %s", strings.Repeat(" ", w-len(t)), t, m.P*100, bar)
-		if m.Fault != "" {
-			line += " <- " + m.Fault
-		}
-		out = append(out, strings.TrimRight(line, " "))
-	}
-	return out
 }
 
 func cmdCause(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -187,7 +130,7 @@ func cmdCause(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "seedfall cause: %v\n", err)
 		return exitUsage
 	}
-	bars := causeBars(res)
+	bars := cli.CauseBars(res)
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

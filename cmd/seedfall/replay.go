@@ -6,36 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/cli"
 )
 
 // loadPlan reads a fault plan file.
-func loadPlan(path string) (*engine.FaultPlan, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read fault plan: %w", err)
-	}
-	var p engine.FaultPlan
-	if err := json.Unmarshal(data, &p); err != nil {
-		return nil, fmt.Errorf("%s: invalid fault plan: %w", path, err)
-	}
-	for i, f := range p.Faults {
-		if err := f.Validate(); err != nil {
-			return nil, fmt.Errorf("%s: faults[%d]: %w", path, i, err)
-		}
-	}
-	return &p, nil
-}
+func loadPlan(path string) (*engine.FaultPlan, error) { return cli.LoadPlan(path) }
 
-func savePlan(path string, p *engine.FaultPlan) error {
-	data, err := json.MarshalIndent(p, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
-}
+func savePlan(path string, p *engine.FaultPlan) error { return cli.SavePlan(path, p) }
 
 func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("replay", stderr)

@@ -6,17 +6,17 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/cli"
 	"github.com/seedfall/seedfall/report"
 )
 
-// sweepSpec is what a sweep needs; run, mutate, ci and mcp share it.
+// sweepSpec is what a sweep needs; run, mutate, ci and mcp share it (cli.SweepSpec).
 type sweepSpec struct {
 	sim      *engine.Sim
 	seeds    []uint64
@@ -31,169 +31,25 @@ type sweepSpec struct {
 
 // sweep runs the seeds, in worker processes unless inproc.
 func sweep(ctx context.Context, sp sweepSpec) ([]*engine.Result, error) {
-	total := len(sp.seeds)
-	done, failed := 0, 0
-	start := time.Now()
-	tty := isTerminal(sp.progress)
-	lastPrint := time.Now()
-	onResult := func(r *engine.Result) {
-		done++
-		if r.Failed() {
-			failed++
-		}
-		if sp.progress == nil {
-			return
-		}
-		el := time.Since(start)
-		rate := float64(done) / el.Seconds()
-		eta := time.Duration(float64(total-done)/max(rate, 1e-9)) * time.Second / time.Second
-		line := fmt.Sprintf("%d/%d seeds, %d failed, %.1f seeds/s, ETA %s", done, total, failed, rate, eta.Round(time.Second))
-		if tty {
-			fmt.Fprintf(sp.progress, "\r\033[K%s", line)
-			if done == total {
-				fmt.Fprintln(sp.progress)
-			}
-		} else if time.Since(lastPrint) > 10*time.Second || done == total {
-			lastPrint = time.Now()
-			fmt.Fprintln(sp.progress, line)
-		}
-	}
-	workers := sp.workers
-	if workers <= 0 {
-		workers = runtime.NumCPU()
-	}
-	if sp.inproc {
-		return sp.sim.Sweep(ctx, sp.seeds, engine.SweepOptions{Workers: workers, Check: sp.check, Mutation: sp.mutation, OutDir: sp.outDir, OnResult: onResult}), ctx.Err()
-	}
-	pool := sp.pool
-	if pool == nil {
-		var err error
-		if pool, err = newPool(sp.sim, workers); err != nil {
-			return nil, err
-		}
-		defer pool.Close()
-	}
-	return pool.Sweep(ctx, sp.seeds, engine.SeedRequest{Mutation: sp.mutation, Check: sp.check}, onResult)
+	return cli.Sweep(ctx, cli.SweepSpec{Sim: sp.sim, Seeds: sp.seeds, Check: sp.check, Mutation: sp.mutation,
+		Workers: sp.workers, InProc: sp.inproc, OutDir: sp.outDir, Progress: sp.progress, Pool: sp.pool})
 }
 
 // newPool starts worker processes of this binary for the sim's config and modules.
 func newPool(sim *engine.Sim, workers int) (*engine.Pool, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("locate seedfall binary for workers: %w", err)
-	}
-	cfg := sim.Config()
-	args := []string{"worker", "-c", cfg.Path, "-wasm", strings.Join(sim.WasmPaths(), ",")}
-	return engine.NewPool(cfg, engine.IsolatedOptions{
-		Workers: workers,
-		Command: func() *exec.Cmd {
-			cmd := exec.Command(exe, args...)
-			cmd.Env = append(os.Environ(), "SEEDFALL_AS_CLI=1")
-			return cmd
-		},
-	}), nil
+	return cli.NewPool(sim, workers, "")
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
+func isTerminal(w io.Writer) bool { return cli.IsTerminal(w) }
 
-// sweepSummary is the -json output of run.
-type sweepSummary struct {
-	Config     string                   `json:"config"`
-	Seeds      int                      `json:"seeds"`
-	Passed     int                      `json:"passed"`
-	Failed     int                      `json:"failed"`
-	Horizon    int                      `json:"horizon"`
-	Watchdog   int                      `json:"watchdog"`
-	Errors     int                      `json:"errors"`
-	Checked    bool                     `json:"checked"`
-	Diverged   int                      `json:"diverged"`
-	LinUnknown int                      `json:"lin_unknown"`
-	Signatures []signatureGroup         `json:"signatures"`
-	Properties []engine.PropertySummary `json:"properties"`
-	PropFails  []string                 `json:"property_failures,omitempty"`
-	Results    string                   `json:"results_file,omitempty"`
-	WallSec    float64                  `json:"wall_seconds"`
-}
-
-type signatureGroup struct {
-	Signature string         `json:"signature"`
-	Kind      string         `json:"kind"`
-	Reason    string         `json:"reason"`
-	Seeds     []uint64       `json:"seeds"`
-	First     *engine.Result `json:"first"`
-	Faults    []engine.Fault `json:"faults_before_failure"`
-}
-
-// groupFailures groups failing results by signature, ordered by their lowest seed.
-func groupFailures(results []*engine.Result) []signatureGroup {
-	idx := map[string]int{}
-	var groups []signatureGroup
-	for _, r := range results {
-		if !r.Failed() || r.Failure == nil {
-			continue
-		}
-		sig := r.Failure.Signature
-		if sig == "" {
-			sig = engine.Signature(r)
-		}
-		i, ok := idx[sig]
-		if !ok {
-			i = len(groups)
-			idx[sig] = i
-			groups = append(groups, signatureGroup{Signature: sig, Kind: r.Failure.Kind, Reason: r.Failure.Reason, First: r, Faults: faultsBefore(r)})
-		}
-		groups[i].Seeds = append(groups[i].Seeds, r.Seed)
-	}
-	return groups
-}
+// The -json output of run is shared with the MCP server.
+type (
+	sweepSummary   = cli.SweepSummary
+	signatureGroup = cli.SignatureGroup
+)
 
 func summarize(cfgPath string, results []*engine.Result) sweepSummary {
-	s := sweepSummary{Config: cfgPath, Seeds: len(results)}
-	for _, r := range results {
-		switch r.Verdict {
-		case engine.VerdictPass:
-			s.Passed++
-		case engine.VerdictHorizon:
-			s.Passed++
-			s.Horizon++
-		case engine.VerdictFail:
-			s.Failed++
-		case engine.VerdictWatchdog:
-			s.Watchdog++
-		case engine.VerdictError:
-			s.Errors++
-		}
-		if r.Checked {
-			s.Checked = true
-		}
-		if r.Divergence != nil {
-			s.Diverged++
-		}
-		if r.LinUnknown {
-			s.LinUnknown++
-		}
-	}
-	s.Signatures = groupFailures(results)
-	s.Properties = engine.AggregateProperties(results)
-	for _, p := range s.Properties {
-		if p.OK {
-			continue
-		}
-		switch p.Kind {
-		case engine.PropSometimes:
-			s.PropFails = append(s.PropFails, fmt.Sprintf("sometimes %q was never true (reached on %d seeds)", p.Name, p.SeedsReached))
-		case engine.PropReachable:
-			s.PropFails = append(s.PropFails, fmt.Sprintf("reachable %q was never reached", p.Name))
-		}
-	}
-	return s
+	return cli.Summarize(cfgPath, results)
 }
 
 func propertyRows(ps []engine.PropertySummary) []report.Property {

@@ -33,17 +33,18 @@ type SweepSpec struct {
 	// OnProgress, when set, is called after each result with the counts so far; calls
 	// are serialized.
 	OnProgress func(done, failed, total int)
-	// Executable is the seedfall binary started as `seedfall worker` (default: this
-	// process's executable).
+	// Pool is reused across sweeps (nil: start and stop a pool for this sweep).
+	Pool *engine.Pool
+	// Executable is the seedfall binary a pool started for this sweep runs as
+	// `seedfall worker` (default: this process's executable).
 	Executable string
 }
 
 // Sweep runs the seeds, in worker processes unless InProc. When ctx is done it stops
-// handing out seeds, kills the workers and returns the results of the seeds that
-// finished (a seed interrupted by the cancellation is left out, not counted as an
-// error) with ctx's error.
+// handing out seeds, kills the workers that are running one and returns the results of
+// the seeds that finished with ctx's error; a seed cut short by the cancellation is
+// left out, not counted as an error.
 func Sweep(ctx context.Context, sp SweepSpec) ([]*engine.Result, error) {
-	cfg := sp.Sim.Config()
 	total := len(sp.Seeds)
 	done, failed := 0, 0
 	start := time.Now()
@@ -81,61 +82,55 @@ func Sweep(ctx context.Context, sp SweepSpec) ([]*engine.Result, error) {
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
-	var results []*engine.Result
-	var err error
 	if sp.InProc {
-		results = sp.Sim.Sweep(ctx, sp.Seeds, engine.SweepOptions{Workers: workers, Check: sp.Check, Mutation: sp.Mutation, OutDir: sp.OutDir, OnResult: onResult})
-		err = ctx.Err()
-	} else {
-		exe := sp.Executable
-		if exe == "" {
-			if exe, err = os.Executable(); err != nil {
-				return nil, fmt.Errorf("locate seedfall binary for workers: %w", err)
+		results := sp.Sim.Sweep(ctx, sp.Seeds, engine.SweepOptions{Workers: workers, Check: sp.Check, Mutation: sp.Mutation, OutDir: sp.OutDir, OnResult: onResult})
+		if ctx.Err() != nil {
+			kept := results[:0]
+			for _, r := range results {
+				if !canceled(ctx, r) {
+					kept = append(kept, r)
+				}
 			}
+			results = kept
 		}
-		args := []string{"worker", "-c", cfg.Path, "-wasm", strings.Join(sp.Sim.WasmPaths(), ",")}
-		if sp.Check {
-			args = append(args, "-check")
-		}
-		if sp.Mutation != "" {
-			args = append(args, "-mutation", sp.Mutation)
-		}
-		if sp.OutDir != "" {
-			args = append(args, "-outdir", sp.OutDir)
-		}
-		results, err = engine.SweepIsolated(ctx, cfg, sp.Seeds, engine.IsolatedOptions{
-			Workers: workers,
-			Command: func() *exec.Cmd {
-				cmd := exec.Command(exe, args...)
-				cmd.Env = append(os.Environ(), "SEEDFALL_AS_CLI=1")
-				return cmd
-			},
-			OnResult: onResult,
-		})
+		return results, ctx.Err()
 	}
-	if ctx.Err() != nil {
-		kept := results[:0]
-		for _, r := range results {
-			if !canceled(ctx, r) {
-				kept = append(kept, r)
-			}
+	pool := sp.Pool
+	if pool == nil {
+		var err error
+		if pool, err = NewPool(sp.Sim, workers, sp.Executable); err != nil {
+			return nil, err
 		}
-		results = kept
+		defer pool.Close()
 	}
-	return results, err
+	return pool.Sweep(ctx, sp.Seeds, engine.SeedRequest{Mutation: sp.Mutation, Check: sp.Check}, onResult)
+}
+
+// NewPool starts worker processes of the seedfall binary exe (default: this process's
+// executable) for the sim's config and modules.
+func NewPool(sim *engine.Sim, workers int, exe string) (*engine.Pool, error) {
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("locate seedfall binary for workers: %w", err)
+		}
+	}
+	cfg := sim.Config()
+	args := []string{"worker", "-c", cfg.Path, "-wasm", strings.Join(sim.WasmPaths(), ",")}
+	return engine.NewPool(cfg, engine.IsolatedOptions{
+		Workers: workers,
+		Command: func() *exec.Cmd {
+			cmd := exec.Command(exe, args...)
+			cmd.Env = append(os.Environ(), "SEEDFALL_AS_CLI=1")
+			return cmd
+		},
+	}), nil
 }
 
 // canceled reports whether r is a seed cut short by ctx's cancellation rather than an
-// outcome of the seed: the engine reports those as errors ("run canceled", or a worker
-// that was killed while it ran the seed).
+// outcome of the seed (an in-process run reports it as an error of kind "canceled").
 func canceled(ctx context.Context, r *engine.Result) bool {
-	if ctx.Err() == nil || r.Verdict != engine.VerdictError {
-		return false
-	}
-	if r.Failure != nil && r.Failure.Kind == "canceled" {
-		return true
-	}
-	return strings.Contains(r.Error, ctx.Err().Error())
+	return ctx.Err() != nil && r.Verdict == engine.VerdictError && r.Failure != nil && r.Failure.Kind == "canceled"
 }
 
 // IsTerminal reports whether w is a terminal (progress lines are then redrawn in place).

@@ -1,0 +1,420 @@
+package mcpserver_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/seedfall/seedfall/internal/cli"
+	"github.com/seedfall/seedfall/mcpserver"
+)
+
+// progressLog records the progress notifications a client receives, by token.
+type progressLog struct {
+	mu     sync.Mutex
+	byTok  map[string][]*mcp.ProgressNotificationParams
+	notify chan struct{}
+}
+
+func (p *progressLog) handle(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	p.mu.Lock()
+	tok := fmt.Sprint(req.Params.ProgressToken)
+	p.byTok[tok] = append(p.byTok[tok], req.Params)
+	p.mu.Unlock()
+	select {
+	case p.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (p *progressLog) get(tok string) []*mcp.ProgressNotificationParams {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.byTok[tok])
+}
+
+// server is a `seedfall mcp` subprocess and a client session connected to it.
+type server struct {
+	session  *mcp.ClientSession
+	pid      int
+	progress *progressLog
+	stderr   *bytes.Buffer
+}
+
+// startServer builds seedfall and starts `seedfall mcp` in examples/kvlog, driven by
+// the SDK's client over stdio, as an agent's MCP client would.
+func startServer(t *testing.T) *server {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "seedfall")
+	args := []string{"build", "-o", bin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "./cmd/seedfall")...)
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/seedfall: %v\n%s", err, out)
+	}
+	kvlog, err := filepath.Abs("../examples/kvlog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "mcp")
+	cmd.Dir = kvlog
+	s := &server{progress: &progressLog{byTok: map[string][]*mcp.ProgressNotificationParams{}, notify: make(chan struct{}, 1)}, stderr: &bytes.Buffer{}}
+	cmd.Stderr = s.stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "seedfall-test", Version: "v0"},
+		&mcp.ClientOptions{ProgressNotificationHandler: s.progress.handle})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s.session, err = client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect to seedfall mcp: %v", err)
+	}
+	s.pid = cmd.Process.Pid
+	t.Cleanup(func() {
+		s.session.Close() // closes the server's stdin and waits for it to exit
+		if bytes.Contains(s.stderr.Bytes(), []byte("DATA RACE")) {
+			t.Error("the server reported a data race")
+		}
+		if t.Failed() && s.stderr.Len() > 0 {
+			t.Logf("seedfall mcp stderr:\n%s", s.stderr)
+		}
+	})
+	return s
+}
+
+// call calls a tool with a progress token and returns its result.
+func (s *server) call(ctx context.Context, t *testing.T, tool, token string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	p := &mcp.CallToolParams{Name: tool, Arguments: args}
+	if token != "" {
+		p.SetProgressToken(token)
+	}
+	res, err := s.session.CallTool(ctx, p)
+	if err != nil {
+		t.Fatalf("%s %v: protocol error: %v", tool, args, err)
+	}
+	return res
+}
+
+// decode checks a tool result succeeded and decodes its structured content.
+func decode[T any](t *testing.T, tool string, res *mcp.CallToolResult) T {
+	t.Helper()
+	var out T
+	if res.IsError {
+		t.Fatalf("%s: tool error: %s", tool, text(res))
+	}
+	data, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatalf("%s: structured content %s: %v", tool, data, err)
+	}
+	return out
+}
+
+func text(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// workers lists the `seedfall worker` processes whose parent is pid.
+func workers(t *testing.T, pid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	var out []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …; comm may hold spaces, so split after the last ')'.
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) < 2 || fields[1] != strconv.Itoa(pid) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if slices.Contains(strings.Split(string(cmdline), "\x00"), "worker") {
+			out = append(out, child)
+		}
+	}
+	return out
+}
+
+// TestMCP drives `seedfall mcp` over stdio through the agent workflow on kvlog (sweep,
+// shrink, replay, cause), then bad arguments, escaping paths and cancellation.
+func TestMCP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds seedfall and the kvlog example and runs seeds")
+	}
+	s := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	t.Run("tools", func(t *testing.T) {
+		res, err := s.session.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tool := range res.Tools {
+			names = append(names, tool.Name)
+			var schema struct {
+				Type       string                     `json:"type"`
+				Required   []string                   `json:"required"`
+				Properties map[string]json.RawMessage `json:"properties"`
+			}
+			data, _ := json.Marshal(tool.InputSchema)
+			if err := json.Unmarshal(data, &schema); err != nil || schema.Type != "object" {
+				t.Errorf("%s: input schema %s is not an object schema", tool.Name, data)
+			}
+			if !slices.Contains(schema.Required, "config") || schema.Properties["config"] == nil {
+				t.Errorf("%s: input schema %s does not require config", tool.Name, data)
+			}
+			if tool.OutputSchema == nil {
+				t.Errorf("%s: no output schema", tool.Name)
+			}
+			if tool.Description == "" {
+				t.Errorf("%s: no description", tool.Name)
+			}
+		}
+		slices.Sort(names)
+		want := []string{"seedfall_cause", "seedfall_replay", "seedfall_run", "seedfall_shrink"}
+		if !slices.Equal(names, want) {
+			t.Fatalf("tools %v, want %v", names, want)
+		}
+	})
+
+	var run mcpserver.RunOutput
+	t.Run("run", func(t *testing.T) {
+		res := s.call(ctx, t, "seedfall_run", "run", map[string]any{"config": "seedfall.json", "seeds": "1-120"})
+		run = decode[mcpserver.RunOutput](t, "seedfall_run", res)
+		if run.Seeds != 120 || run.Failed == 0 || run.Passed+run.Failed+run.Watchdog+run.Errors != 120 {
+			t.Fatalf("seeds %d, passed %d, failed %d: want 120 seeds with failures (buggy recovery)", run.Seeds, run.Passed, run.Failed)
+		}
+		if len(run.Signatures) == 0 {
+			t.Fatal("no signatures")
+		}
+		g := run.Signatures[0]
+		if !strings.Contains(g.Reason, "acknowledged write lost") || len(g.Seeds) == 0 || g.SeedCount != len(g.Seeds) || len(g.FaultsBeforeFailure) == 0 {
+			t.Errorf("signature %+v: want the lost write with its seeds and faults", g)
+		}
+		if !strings.HasPrefix(text(res), "FAIL ") || !strings.Contains(text(res), "seedfall_shrink") {
+			t.Errorf("text %q: want a FAIL summary pointing to seedfall_shrink", text(res))
+		}
+		ps := s.progress.get("run")
+		if len(ps) == 0 {
+			t.Fatal("no progress notifications")
+		}
+		for i := 1; i < len(ps); i++ {
+			if ps[i].Progress <= ps[i-1].Progress {
+				t.Errorf("progress went %v -> %v: must increase", ps[i-1].Progress, ps[i].Progress)
+			}
+		}
+		if last := ps[len(ps)-1]; last.Progress != 120 || last.Total != 120 {
+			t.Errorf("last progress %v/%v, want 120/120", last.Progress, last.Total)
+		}
+	})
+	if len(run.Signatures) == 0 {
+		t.FailNow()
+	}
+
+	// Shrink a failing seed other than 30, whose plan is committed next to the config,
+	// and remove the plan file it writes.
+	seed := run.Signatures[0].Seeds[0]
+	for _, x := range run.Signatures[0].Seeds {
+		if x != 30 {
+			seed = x
+			break
+		}
+	}
+	planPath := filepath.Join("../examples/kvlog", fmt.Sprintf("seed-%d.faults.json", seed))
+	if _, err := os.Stat(planPath); errors.Is(err, os.ErrNotExist) {
+		t.Cleanup(func() { os.Remove(planPath) })
+	}
+	var shrunk cli.ShrinkReport
+	t.Run("shrink", func(t *testing.T) {
+		res := s.call(ctx, t, "seedfall_shrink", "shrink", map[string]any{"config": "seedfall.json", "seed": seed})
+		shrunk = decode[cli.ShrinkReport](t, "seedfall_shrink", res)
+		if shrunk.MinimalFaults < 1 || shrunk.MinimalFaults > shrunk.FaultsBefore {
+			t.Errorf("minimal_faults %d of %d: want at least 1, at most the original", shrunk.MinimalFaults, shrunk.FaultsBefore)
+		}
+		if !strings.Contains(shrunk.Failure.Reason, "acknowledged write lost") {
+			t.Errorf("failure.reason %q: want the lost write", shrunk.Failure.Reason)
+		}
+		if len(shrunk.Failure.FaultsBeforeFailure) != shrunk.MinimalFaults {
+			t.Errorf("faults_before_failure %q: want %d lines", shrunk.Failure.FaultsBeforeFailure, shrunk.MinimalFaults)
+		}
+		if want := fmt.Sprintf("seed-%d.faults.json", seed); shrunk.PlanFile != want || !shrunk.ReplaysExact {
+			t.Errorf("plan_file %q (replays exactly: %v), want %q replaying exactly", shrunk.PlanFile, shrunk.ReplaysExact, want)
+		}
+		if _, err := os.Stat(planPath); err != nil {
+			t.Errorf("plan file: %v", err)
+		}
+		if len(s.progress.get("shrink")) == 0 {
+			t.Error("no progress notifications")
+		}
+	})
+	if shrunk.PlanFile == "" {
+		t.FailNow()
+	}
+
+	t.Run("replay", func(t *testing.T) {
+		res := s.call(ctx, t, "seedfall_replay", "", map[string]any{"config": "seedfall.json", "seed": seed, "faults": shrunk.PlanFile})
+		r := decode[mcpserver.ReplayOutput](t, "seedfall_replay", res)
+		if r.Verdict != "fail" || r.Failure == nil || r.Failure.Reason != shrunk.Failure.Reason {
+			t.Errorf("replay of the minimal plan: %s %+v, want the shrunk failure %q", r.Verdict, r.Failure, shrunk.Failure.Reason)
+		}
+		if len(r.TraceTail) == 0 || len(r.TraceTail) > 60 || r.TraceLines < len(r.TraceTail) || r.TraceHash == "" {
+			t.Errorf("trace: %d lines, tail of %d, hash %q", r.TraceLines, len(r.TraceTail), r.TraceHash)
+		}
+		again := decode[mcpserver.ReplayOutput](t, "seedfall_replay",
+			s.call(ctx, t, "seedfall_replay", "", map[string]any{"config": "seedfall.json", "seed": seed, "faults": shrunk.PlanFile, "trace_lines": 5}))
+		if again.TraceHash != r.TraceHash || len(again.TraceTail) != 5 {
+			t.Errorf("second replay: hash %s (first %s), tail %d lines (want 5)", again.TraceHash, r.TraceHash, len(again.TraceTail))
+		}
+	})
+
+	t.Run("cause", func(t *testing.T) {
+		res := s.call(ctx, t, "seedfall_cause", "cause", map[string]any{"config": "seedfall.json", "seed": seed, "faults": shrunk.PlanFile, "moments": 3, "futures": 3})
+		c := decode[mcpserver.CauseOutput](t, "seedfall_cause", res)
+		if len(c.Moments) < 3 || len(c.Bars) != len(c.Moments) || c.Failure == nil {
+			t.Fatalf("cause: %d moments, %d bars, failure %v", len(c.Moments), len(c.Bars), c.Failure)
+		}
+		if c.Futures != 3*len(c.Moments) {
+			t.Errorf("futures %d, want 3 per moment (%d)", c.Futures, 3*len(c.Moments))
+		}
+		if !strings.Contains(text(res), "P(fail)") {
+			t.Errorf("text %q", text(res))
+		}
+	})
+
+	passing := uint64(0)
+	for x := uint64(1); x <= 120 && passing == 0; x++ {
+		failing := false
+		for _, g := range run.Signatures {
+			failing = failing || slices.Contains(g.Seeds, x)
+		}
+		if !failing {
+			passing = x
+		}
+	}
+	t.Run("tool errors", func(t *testing.T) {
+		for _, tc := range []struct {
+			name, tool string
+			args       map[string]any
+			want       string
+		}{
+			{"parent escape", "seedfall_run", map[string]any{"config": "../../go.mod", "seeds": "1"}, "outside the working directory"},
+			{"absolute path outside", "seedfall_run", map[string]any{"config": "/etc/passwd", "seeds": "1"}, "outside the working directory"},
+			{"escape after a clean-looking start", "seedfall_shrink", map[string]any{"config": "client/../../../go.mod", "seed": 1}, "outside the working directory"},
+			{"plan file outside", "seedfall_replay", map[string]any{"config": "seedfall.json", "seed": 1, "faults": "../../go.sum"}, "outside the working directory"},
+			{"missing config file", "seedfall_run", map[string]any{"config": "nope.json", "seeds": "1"}, "no such file"},
+			{"missing config argument", "seedfall_run", map[string]any{"seeds": "1"}, "config"},
+			{"bad seeds", "seedfall_run", map[string]any{"config": "seedfall.json", "seeds": "1-x"}, "not a seed number"},
+			{"too many seeds", "seedfall_run", map[string]any{"config": "seedfall.json", "seeds": "1-200000"}, "at most 100000"},
+			{"shrink a passing seed", "seedfall_shrink", map[string]any{"config": "seedfall.json", "seed": passing}, "does not fail"},
+			{"cause a passing seed", "seedfall_cause", map[string]any{"config": "seedfall.json", "seed": passing, "moments": 2, "futures": 2}, "does not fail"},
+			{"bad trace_lines", "seedfall_replay", map[string]any{"config": "seedfall.json", "seed": 1, "trace_lines": -3}, "trace_lines"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				res := s.call(ctx, t, tc.tool, "", tc.args)
+				if !res.IsError || !strings.Contains(text(res), tc.want) {
+					t.Errorf("%s %v: error %v, text %q; want a tool error mentioning %q", tc.tool, tc.args, res.IsError, text(res), tc.want)
+				}
+				if strings.Contains(tc.want, "working directory") && !strings.Contains(text(res), "examples/kvlog") {
+					t.Errorf("text %q: want the working directory named", text(res))
+				}
+			})
+		}
+	})
+
+	t.Run("cancel", func(t *testing.T) {
+		callCtx, cancelCall := context.WithCancel(ctx)
+		defer cancelCall()
+		type outcome struct {
+			res *mcp.CallToolResult
+			err error
+		}
+		done := make(chan outcome, 1)
+		go func() {
+			p := &mcp.CallToolParams{Name: "seedfall_run", Arguments: map[string]any{"config": "seedfall.fixed.json", "seeds": "1-100000"}}
+			p.SetProgressToken("cancel")
+			res, err := s.session.CallTool(callCtx, p)
+			done <- outcome{res, err}
+		}()
+		// Wait until seeds are running in workers (the config builds first), then give the
+		// sweep two seconds more.
+		deadline := time.After(90 * time.Second)
+		for running := false; !running; {
+			select {
+			case <-s.progress.notify:
+				for _, p := range s.progress.get("cancel") {
+					running = running || p.Progress >= 1
+				}
+			case o := <-done:
+				t.Fatalf("the sweep of 100000 seeds returned before it was canceled: %v %v", o.err, o.res)
+			case <-deadline:
+				t.Fatal("no seed finished within 90s")
+			}
+		}
+		time.Sleep(2 * time.Second)
+		if len(workers(t, s.pid)) == 0 {
+			t.Fatal("no worker processes while the sweep runs")
+		}
+		start := time.Now()
+		cancelCall()
+		select {
+		case o := <-done:
+			if !errors.Is(o.err, context.Canceled) {
+				t.Errorf("canceled call returned %v, %v; want context.Canceled", o.res, o.err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the canceled call did not return within 10s")
+		}
+		// The server stops the sweep: its workers go away promptly.
+		for ws := workers(t, s.pid); len(ws) > 0; ws = workers(t, s.pid) {
+			if time.Since(start) > 10*time.Second {
+				t.Fatalf("worker processes %v still running 10s after the cancellation", ws)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Logf("sweep stopped, workers gone %.1fs after the cancellation", time.Since(start).Seconds())
+		lctx, lcancel := context.WithTimeout(ctx, 10*time.Second)
+		defer lcancel()
+		if res, err := s.session.ListTools(lctx, nil); err != nil || len(res.Tools) != 4 {
+			t.Fatalf("tools/list after the cancellation: %v, %v", res, err)
+		}
+		last := s.progress.get("cancel")
+		if n := last[len(last)-1].Progress; n >= 100000 {
+			t.Errorf("progress reached %v: the sweep was not stopped", n)
+		}
+	})
+}
