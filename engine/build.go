@@ -41,21 +41,28 @@ func CacheDir() string {
 }
 
 var (
-	gorootOnce sync.Once
-	goroot     string
-	gorootErr  error
+	gorootMu sync.Mutex
+	goroots  = map[string]string{} // directory -> `go env GOROOT` there
 )
 
-func goRoot() (string, error) {
-	gorootOnce.Do(func() {
-		out, err := exec.Command("go", "env", "GOROOT").Output()
-		if err != nil {
-			gorootErr = fmt.Errorf("go env GOROOT: %w (is the Go toolchain installed and on PATH?)", err)
-			return
-		}
-		goroot = strings.TrimSpace(string(out))
-	})
-	return goroot, gorootErr
+// goRoot returns `go env GOROOT` as the go command sees it in dir, where the node is
+// built: a go.mod there may select another toolchain (GOTOOLCHAIN), and the overlay's
+// keys must name the GOROOT of the toolchain that builds, or go build ignores them.
+func goRoot(dir string) (string, error) {
+	gorootMu.Lock()
+	defer gorootMu.Unlock()
+	if r, ok := goroots[dir]; ok {
+		return r, nil
+	}
+	cmd := exec.Command("go", "env", "GOROOT")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOROOT: %w (is the Go toolchain installed and on PATH?)", err)
+	}
+	r := strings.TrimSpace(string(out))
+	goroots[dir] = r
+	return r, nil
 }
 
 // buildNode compiles one node's package to a wasip1 module and returns its path in the
@@ -130,7 +137,7 @@ func buildNode(ctx context.Context, cfg *Config, n NodeConfig) (string, error) {
 // which an overlay may not replace, go to patched copies of their modules instead, and
 // modfile is then the -modfile that points the build at them.
 func writeOverlay(cfg *Config, n NodeConfig) (ovPath, modfile string, err error) {
-	root, err := goRoot()
+	root, err := goRoot(cfg.Dir)
 	if err != nil {
 		return "", "", err
 	}

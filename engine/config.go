@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -24,17 +25,23 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		var n int64
 		if err2 := json.Unmarshal(b, &n); err2 != nil {
-			return fmt.Errorf("want a duration such as \"250ms\", got %s", b)
+			return badDuration(b)
 		}
 		*d = Duration(n)
 		return nil
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("want a duration such as \"250ms\", got %q", s)
+		return badDuration(b)
 	}
 	*d = Duration(v)
 	return nil
+}
+
+// badDuration is an *json.UnmarshalTypeError so that the decoder fills in the field's
+// path ("faults.restart_delay"), which ParseConfig puts in the message.
+func badDuration(b []byte) error {
+	return &json.UnmarshalTypeError{Value: string(b), Type: reflect.TypeFor[Duration]()}
 }
 
 // Config describes a simulated world: the nodes, the workload and how hostile the world is.
@@ -170,6 +177,8 @@ func ParseConfig(data []byte) (*Config, error) {
 		case errors.As(err, &se):
 			line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
 			return nil, fmt.Errorf("line %d: invalid JSON: %v", line, err)
+		case errors.As(err, &te) && te.Type == reflect.TypeFor[Duration]():
+			return nil, fmt.Errorf("field %s: want a duration such as \"250ms\", got %s", te.Field, te.Value)
 		case errors.As(err, &te):
 			return nil, fmt.Errorf("field %s: want %s, got JSON %s", te.Field, te.Type, te.Value)
 		case strings.HasPrefix(err.Error(), "json: unknown field"):

@@ -175,7 +175,7 @@ func (w *world) applyFault(f Fault) {
 		w.crashed(n, f)
 	case FaultPartition:
 		w.applied = append(w.applied, f)
-		w.tracef("fault", "partition %s", f.String()[len(FormatDuration(f.AtNS))+1:])
+		w.tracef("fault", "%s", f.String()[len(FormatDuration(f.AtNS))+1:])
 		w.net.partition(f)
 	case FaultLatency:
 		w.applied = append(w.applied, f)
@@ -193,9 +193,15 @@ func (w *world) applyFault(f Fault) {
 			return
 		}
 		w.applied = append(w.applied, f)
-		n.pausedTo = w.now + f.DurationNS
+		// Overlapping pauses extend each other; the node resumes when the last ends.
+		end := w.now + f.DurationNS
+		n.pausedTo = max(n.pausedTo, end)
 		w.tracef("fault", "pause %s for %s", n.inc.label, FormatDuration(f.DurationNS))
-		w.schedule(n.pausedTo, func() { w.tracef("fault", "resume %s", n.name) })
+		w.schedule(end, func() {
+			if n.pausedTo <= w.now {
+				w.tracef("fault", "resume %s", n.name)
+			}
+		})
 	case FaultClockJump:
 		w.applied = append(w.applied, f)
 		n.wallJump += f.JumpNS

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -408,11 +409,23 @@ func fdClose(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	if e.sock != nil {
 		inc.w.net.close(e.sock)
 	}
-	if e.kind == fdFile {
+	inc.fds[fd] = nil
+	if e.kind == fdFile && !inc.inoOpen(e.ino) {
+		// Only the last fd on an inode releases it: another may still read an
+		// unlinked file.
 		inc.node.disk.Release(e.ino)
 	}
-	inc.fds[fd] = nil
 	return 0
+}
+
+// inoOpen reports whether some fd of inc still refers to inode ino.
+func (inc *incarnation) inoOpen(ino disk.Ino) bool {
+	for _, o := range inc.fds {
+		if o != nil && o.kind == fdFile && o.ino == ino {
+			return true
+		}
+	}
+	return false
 }
 
 func fdFdstatGet(inc *incarnation, m api.Memory, s []uint64) uint32 {
@@ -817,8 +830,8 @@ func fdFilestatSetSize(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	if e == nil {
 		return errnoBadf
 	}
-	if e.kind != fdFile {
-		return errnoInval
+	if e.kind != fdFile || e.noWrite {
+		return errnoInval // ftruncate of a read-only fd is EINVAL on Linux
 	}
 	size := int64(s[1])
 	op := inc.beginDiskOp("truncate", e.path, fmt.Sprint(size))
@@ -833,7 +846,7 @@ func fdFilestatSetSize(inc *incarnation, m api.Memory, s []uint64) uint32 {
 
 func fdAllocate(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	e := inc.fd(u32(s, 0))
-	if e == nil || e.kind != fdFile {
+	if e == nil || e.kind != fdFile || e.noWrite {
 		return errnoBadf
 	}
 	end := int64(s[1]) + int64(s[2])
@@ -1187,7 +1200,7 @@ func (inc *incarnation) output(fd int, data []byte) {
 	}
 	b := &inc.out[fd]
 	for len(data) > 0 {
-		i := strings.IndexByte(string(data), '\n')
+		i := bytes.IndexByte(data, '\n') // not string(data): that copies the rest per line
 		if i < 0 {
 			b.Write(data)
 			break

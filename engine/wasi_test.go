@@ -4,8 +4,6 @@
 package engine_test
 
 import (
-	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -66,9 +64,14 @@ func TestWASIArgsEnviron(t *testing.T) {
 // the fixed epoch and a clock_jump fault moves it but not the monotonic clock.
 func TestWASIClocks(t *testing.T) {
 	t.Parallel()
+	s := prepared(t, "wasi-clock", basicConfig("", basicNode("client", "clock")))
 	start := time.Now()
-	got, r := guestRun(t, 1, "", "clock")
+	r := runSeed(t, s, 1, nil)
 	wall := time.Since(start)
+	if r.Verdict != engine.VerdictPass {
+		t.Fatalf("verdict %s (%v)\n%s", r.Verdict, r.Failure, traceText(r))
+	}
+	got := output(r, "client#1")
 	wantLines(t, got, []string{
 		"year 2025",
 		"monotonic went back 0 times",
@@ -84,7 +87,7 @@ func TestWASIClocks(t *testing.T) {
 	}
 
 	t.Run("clock_jump", func(t *testing.T) {
-		s := prepared(t, "wasi-clock", "")
+		s := prepared(t, "wasi-clock", basicConfig("", basicNode("client", "clock")))
 		jump := &engine.FaultPlan{Faults: []engine.Fault{{AtNS: int64(5 * time.Second), Kind: engine.FaultClockJump, Node: "client", JumpNS: -int64(time.Hour)}}}
 		r := runSeed(t, s, 1, jump)
 		got := output(r, "client#1")
@@ -222,5 +225,21 @@ func TestWASISchedYield(t *testing.T) {
 	}
 }
 
-var _ = os.Getenv
-var _ = context.Background
+// TestWASIPollSockets: poll_oneoff with fd subscriptions, alone and with a clock
+// subscription (a read deadline), over the simulated network on one node; sock_accept,
+// sock_shutdown, and refused and unreachable dials.
+func TestWASIPollSockets(t *testing.T) {
+	t.Parallel()
+	got, _ := guestRun(t, 1, "", "sockets")
+	want := []string{
+		`echo "hello" ok`,
+		"read with nothing to read: timeout true after >= 100ms true",
+		`blocked read woke with "late" ok`,
+		"after close-write the echo ends: 0 EOF",
+		"dial after the listener closed: refused true",
+		"dial an unknown node: unreachable true",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("output:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

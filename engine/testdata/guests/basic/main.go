@@ -81,6 +81,8 @@ func main() {
 		timers()
 	case "yield":
 		yield()
+	case "sockets":
+		sockets()
 	case "sleep-forever":
 		fmt.Println("sleeping forever")
 		for {
@@ -101,8 +103,17 @@ func main() {
 		n, err := strconv.Atoi(arg(0, "100000"))
 		must(err)
 		line := strings.Repeat("x", 100)
-		for i := range n {
-			fmt.Printf("flood %d %s\n", i, line)
+		if arg(1, "") == "one-write" {
+			// All lines in one write call.
+			var buf bytes.Buffer
+			for i := range n {
+				fmt.Fprintf(&buf, "flood %d %s\n", i, line)
+			}
+			os.Stdout.Write(buf.Bytes())
+		} else {
+			for i := range n {
+				fmt.Printf("flood %d %s\n", i, line)
+			}
 		}
 		fmt.Fprintln(os.Stderr, "flood done")
 	case "alloc":
@@ -332,6 +343,54 @@ func timers() {
 	fmt.Printf("total virtual time < 1s %v\n", time.Since(start) < time.Second)
 }
 
+// sockets talks to itself over the simulated network: the netpoller waits in
+// poll_oneoff on fd subscriptions, with and without a clock subscription (deadlines).
+func sockets() {
+	ln, err := sim.Listen("tcp", ":7")
+	must(err)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				io.Copy(c, c) // echo until EOF
+				c.Close()
+			}()
+		}
+	}()
+	c, err := sim.Dial("tcp", "localhost:7")
+	must(err)
+	_, err = c.Write([]byte("hello"))
+	must(err)
+	buf := make([]byte, 16)
+	n, err := io.ReadAtLeast(c, buf, 5)
+	fmt.Printf("echo %q %s\n", buf[:n], errName(err))
+	c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	t0 := time.Now()
+	_, err = c.Read(buf)
+	var ne interface{ Timeout() bool }
+	fmt.Printf("read with nothing to read: timeout %v after >= 100ms %v\n", errors.As(err, &ne) && ne.Timeout(), time.Since(t0) >= 100*time.Millisecond)
+	c.SetReadDeadline(time.Time{})
+	// A reader blocked without a deadline wakes when the data arrives.
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		c.Write([]byte("late"))
+	}()
+	n, err = io.ReadAtLeast(c, buf, 4)
+	fmt.Printf("blocked read woke with %q %s\n", buf[:n], errName(err))
+	must(c.(interface{ CloseWrite() error }).CloseWrite())
+	n, err = c.Read(buf)
+	fmt.Printf("after close-write the echo ends: %d %s\n", n, errName(err))
+	c.Close()
+	ln.Close()
+	_, err = sim.Dial("tcp", "localhost:7")
+	fmt.Printf("dial after the listener closed: refused %v\n", errors.Is(err, syscall.ECONNREFUSED))
+	_, err = sim.Dial("tcp", "nosuchnode:7")
+	fmt.Printf("dial an unknown node: unreachable %v\n", errors.Is(err, syscall.EHOSTUNREACH))
+}
+
 func yield() {
 	t0 := time.Now()
 	var errnos []uint32
@@ -411,6 +470,9 @@ func files(root string) {
 	step("open read-only", err)
 	_, err = ro.Write([]byte("nope"))
 	step("write to read-only fd", err)
+	_, err = ro.WriteAt([]byte("nope"), 1)
+	step("pwrite to read-only fd", err)
+	step("ftruncate read-only fd", ro.Truncate(1))
 	all, err := io.ReadAll(ro)
 	out("read all %d %s", len(all), errName(err))
 	n, err = ro.Read(buf)
@@ -533,6 +595,53 @@ func files(root string) {
 	h.Close()
 	_, err = os.Stat(p("d/m"))
 	step("stat unlinked", err)
+
+	// Two fds on one unlinked file: closing one leaves the other usable.
+	h1, err := os.Open(p("d/zz"))
+	step("open zz once", err)
+	h2, err := os.Open(p("d/zz"))
+	step("open zz twice", err)
+	step("unlink zz", os.Remove(p("d/zz")))
+	step("close first fd", h1.Close())
+	all, err = io.ReadAll(h2)
+	out("read through second fd %q %s", all, errName(err))
+	h2.Close()
+
+	// Two fds on one file see each other's writes; O_CREATE keeps what is there.
+	w1, err := os.OpenFile(p("d/shared"), os.O_CREATE|os.O_RDWR, 0o644)
+	step("create shared", err)
+	w1.Write([]byte("first"))
+	w2, err := os.OpenFile(p("d/shared"), os.O_CREATE|os.O_RDWR, 0o644)
+	step("open shared again with O_CREATE", err)
+	all, err = io.ReadAll(w2)
+	out("second fd reads %q %s", all, errName(err))
+	n, err = w2.Write(nil)
+	out("empty write %d %s", n, errName(err))
+	off, err = w1.Seek(10, io.SeekEnd)
+	out("seek past end %d %s", off, errName(err))
+	w1.Write([]byte("!"))
+	st, _ = w2.Stat()
+	out("size seen by the other fd %d", st.Size())
+	step("ftruncate through one fd", w1.Truncate(3))
+	buf = make([]byte, 8)
+	n, err = w2.ReadAt(buf, 0)
+	out("other fd after truncate %d %q %s", n, buf[:n], errName(err))
+	w1.Close()
+	w2.Close()
+	step("rename onto itself", os.Rename(p("d/shared"), p("d/shared")))
+	step("chtimes", os.Chtimes(p("d/shared"), time.Unix(1e9, 0), time.Unix(1e9, 0)))
+	step("mkdirall deep", os.MkdirAll(p("d/x/y/z"), 0o755))
+	step("mkdirall deep again", os.MkdirAll(p("d/x/y/z"), 0o755))
+	step("write deep", os.WriteFile(p("d/x/y/z/f"), []byte("deep"), 0o644))
+	// A file open in a directory that is renamed stays usable.
+	df, err := os.OpenFile(p("d/x/y/z/f"), os.O_RDWR, 0)
+	step("open deep", err)
+	step("rename x", os.Rename(p("d/x"), p("d/x2")))
+	df.WriteAt([]byte("DE"), 0)
+	df.Close()
+	b, err = os.ReadFile(p("d/x2/y/z/f"))
+	out("deep after rename %q %s", b, errName(err))
+	step("removeall x2", os.RemoveAll(p("d/x2")))
 
 	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
 	step("write 1MiB", os.WriteFile(p("d/big"), big, 0o644))
