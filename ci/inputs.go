@@ -15,8 +15,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/seedfall/seedfall/engine"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -82,13 +82,7 @@ func (s Shard) Apply(seeds []uint64) []uint64 {
 	if s.Count <= 1 {
 		return seeds
 	}
-	var out []uint64
-	for i, seed := range seeds {
-		if i%s.Count == s.Index-1 {
-			out = append(out, seed)
-		}
-	}
-	return out
+	return engine.Shard(seeds, s.Index, s.Count)
 }
 
 // ParseShard reads "i/n" (1 <= i <= n). The empty string is the whole sweep, 1/1.
@@ -109,46 +103,20 @@ func ParseShard(s string) (Shard, error) {
 	return Shard{i, n}, nil
 }
 
-// ParseSeeds reads a seed list such as "1-500,900": comma-separated seeds and inclusive
-// ranges. It returns the seeds sorted, without duplicates.
+// ParseSeeds reads a seed list such as "1-500,900" (engine.ParseSeeds), as the input
+// seeds: errors name the input, and at most maxSeeds seeds are allowed.
 func ParseSeeds(s string) ([]uint64, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, errors.New("input seeds: empty (want e.g. \"1-500\" or \"1-500,900\")")
 	}
-	set := map[uint64]bool{}
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.ParseUint(strings.TrimSpace(lo), 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("input seeds: %q is not a seed or a range such as 1-500", part)
-		}
-		b := a
-		if isRange {
-			b, err = strconv.ParseUint(strings.TrimSpace(hi), 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("input seeds: %q is not a seed or a range such as 1-500", part)
-			}
-			if b < a {
-				return nil, fmt.Errorf("input seeds: range %q runs backwards", part)
-			}
-		}
-		if b-a >= maxSeeds || len(set)+int(b-a+1) > maxSeeds {
-			return nil, fmt.Errorf("input seeds: %q asks for more than %d seeds", s, maxSeeds)
-		}
-		for x := a; ; x++ {
-			set[x] = true
-			if x == b {
-				break
-			}
-		}
+	seeds, err := engine.ParseSeeds(s)
+	if err != nil {
+		return nil, fmt.Errorf("input %w", err)
 	}
-	out := make([]uint64, 0, len(set))
-	for x := range set {
-		out = append(out, x)
+	if len(seeds) > maxSeeds {
+		return nil, fmt.Errorf("input seeds: %q asks for more than %d seeds", s, maxSeeds)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out, nil
+	return seeds, nil
 }
 
 // deepen extends sorted seeds to DeepFactor times as many, continuing after the highest.

@@ -421,6 +421,11 @@ func (r *runner) buildData(results []engine.Result, groups []*group, fixed []str
 			LastSeen:     r.ev.SHA,
 			AtNS:         rep.Failure.AtNS,
 		}
+		if len(g.shrunk) > 0 && g.status == statusNew {
+			// The shrunk plan is saved with the report (see writeFiles), under the report
+			// directory as the artifact unpacks it: replay it exactly.
+			rg.Replay += " -faults " + filepath.Join(filepath.Base(r.in.Out), FaultsDir, g.sig+".json")
+		}
 		if g.status == statusKnown {
 			rg.FirstSeen = g.entry.FirstSeen
 			sum.Known++
@@ -494,31 +499,14 @@ func (e Env) RunIDString() string {
 // aggregateProperties totals property hits across the sweep, sorted by name: seeds
 // that reached each property and seeds in which it held.
 func aggregateProperties(results []engine.Result) []report.Property {
-	by := map[string]*report.Property{}
-	for _, res := range results {
-		for _, p := range res.Properties {
-			agg, ok := by[p.Name]
-			if !ok {
-				agg = &report.Property{Name: p.Name, Kind: string(p.Kind)}
-				by[p.Name] = agg
-			}
-			if p.Reached {
-				agg.Reached++
-				if p.Held {
-					agg.Held++
-				}
-			}
-		}
+	ptrs := make([]*engine.Result, len(results))
+	for i := range results {
+		ptrs[i] = &results[i]
 	}
-	names := make([]string, 0, len(by))
-	for n := range by {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	out := make([]report.Property, 0, len(names))
-	for _, n := range names {
-		p := *by[n] // Verdict left empty: report derives it from the counts
-		out = append(out, p)
+	var out []report.Property
+	for _, p := range engine.AggregateProperties(ptrs) {
+		// Verdict left empty: report derives it from the counts.
+		out = append(out, report.Property{Name: p.Name, Kind: string(p.Kind), Reached: p.SeedsReached, Held: p.SeedsTrue})
 	}
 	return out
 }

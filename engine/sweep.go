@@ -18,40 +18,37 @@ import (
 // ParseSeeds parses a seed list: "1-1000", "7", "1-5,9,20-22". Seeds are returned in
 // ascending order without duplicates.
 func ParseSeeds(spec string) ([]uint64, error) {
+	const most = 10_000_000
 	seen := map[uint64]bool{}
 	var out []uint64
 	for _, part := range strings.Split(spec, ",") {
 		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err := strconv.ParseUint(strings.TrimSpace(lo), 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("seeds %q: %q is not a seed number", spec, lo)
+			return nil, fmt.Errorf("seeds: %q is not a seed or a range such as 1-500", part)
 		}
 		b := a
 		if isRange {
-			b, err = strconv.ParseUint(strings.TrimSpace(hi), 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("seeds %q: %q is not a seed number", spec, hi)
+			if b, err = strconv.ParseUint(strings.TrimSpace(hi), 10, 64); err != nil {
+				return nil, fmt.Errorf("seeds: %q is not a seed or a range such as 1-500", part)
+			}
+			if b < a {
+				return nil, fmt.Errorf("seeds: range %q runs backwards", part)
 			}
 		}
-		if b < a {
-			return nil, fmt.Errorf("seeds %q: range %s runs backwards", spec, part)
+		if b-a >= most || len(seen)+int(b-a+1) > most {
+			return nil, fmt.Errorf("seeds: %q asks for more than %d seeds", spec, most)
 		}
-		if b-a > 10_000_000 {
-			return nil, fmt.Errorf("seeds %q: range %s is too large (at most 10,000,000 seeds)", spec, part)
-		}
-		for s := a; s <= b; s++ {
-			if !seen[s] {
-				seen[s] = true
-				out = append(out, s)
+		for x := a; ; x++ {
+			if !seen[x] {
+				seen[x] = true
+				out = append(out, x)
+			}
+			if x == b {
+				break
 			}
 		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("seeds %q: no seeds", spec)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out, nil

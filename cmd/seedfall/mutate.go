@@ -71,7 +71,7 @@ func cmdMutate(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	seeds, err := engine.ParseSeeds(*seedSpec)
 	if err != nil {
-		fmt.Fprintf(stderr, "seedfall mutate: -seeds: %v\n", err)
+		fmt.Fprintf(stderr, "seedfall mutate: -%v\n", err)
 		return exitUsage
 	}
 	sim, code := loadAndPrepare(ctx, *cfgPath, stderr, true)

@@ -159,7 +159,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	seeds, err := engine.ParseSeeds(*seedSpec)
 	if err != nil {
-		fmt.Fprintf(stderr, "seedfall run: -seeds: %v\n", err)
+		fmt.Fprintf(stderr, "seedfall run: -%v\n", err)
 		return exitUsage
 	}
 	if *shard != "" {
