@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/tetratelabs/wazero/sys"
 )
@@ -45,6 +46,7 @@ func (inc *incarnation) endDiskOp() {
 func (inc *incarnation) crashNow(op diskOp, partial string) {
 	n := inc.node
 	f := Fault{AtNS: inc.w.now, Kind: FaultCrash, Node: n.name, DiskOp: op.n, Incarnation: inc.n, Where: op.what}
+	inc.crashStream() // key the crash's stream before midPlanned is cleared below
 	if n.midPlanned != nil {
 		f.RestartNS = n.midPlanned.RestartNS
 		f.ArmedNS = n.midPlanned.AtNS
@@ -59,6 +61,7 @@ func (inc *incarnation) crashNow(op diskOp, partial string) {
 	n.crashNextOp = false
 	n.midPlanned = nil
 	n.pendingMid = &f
+	n.pendingRng = inc.crashStream()
 	inc.w.applied = append(inc.w.applied, f)
 	if partial != "" {
 		partial = " (" + partial + ")"
@@ -70,11 +73,44 @@ func (inc *incarnation) crashNow(op diskOp, partial string) {
 }
 
 // maybeApply applies a namespace op that a crash interrupts, or not, by a draw from the
-// disk stream.
+// crash's own stream.
 func (inc *incarnation) maybeApply(fn func()) {
-	if inc.w.rngDisk.IntN(2) == 0 {
+	if inc.crashStream().IntN(2) == 0 {
 		fn()
 	}
+}
+
+// crashStream is the random stream of the crash planned for the current disk op: how
+// much of the op lands and what the disk keeps. Each crash has its own stream, keyed by
+// the fault as the plan states it, so dropping one fault (shrink) does not re-draw the
+// tearing of every later crash.
+func (inc *incarnation) crashStream() *rand.Rand {
+	if inc.crashRng != nil {
+		return inc.crashRng
+	}
+	n := inc.node
+	planAt := inc.w.now
+	if n.midPlanned != nil {
+		planAt = n.midPlanned.AtNS
+	} else {
+		for _, a := range n.armed {
+			if a.Kind == FaultCrash && a.Incarnation == inc.n && a.DiskOp == inc.diskOps {
+				// A crash that was armed by time keeps that time's stream; one pinned to
+				// a disk op by hand is keyed by the op number, which survives renumbering.
+				planAt = -a.DiskOp
+				if a.ArmedNS > 0 {
+					planAt = a.ArmedNS
+				}
+			}
+		}
+	}
+	inc.crashRng = inc.w.crashRand(n.name, planAt)
+	return inc.crashRng
+}
+
+// crashRand is the stream of the crash of node planned at planAt.
+func (w *world) crashRand(node string, planAt int64) *rand.Rand {
+	return streamRand(w.seedForGuest()^uint64(planAt)*0x9E3779B97F4A7C15, "crash/"+node)
 }
 
 // syncShouldFail decides whether the fsync that is disk op n fails with EIO.

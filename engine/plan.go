@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sort"
 )
 
@@ -172,7 +173,7 @@ func (w *world) applyFault(f Fault) {
 		inc := n.inc
 		w.tracef("fault", "crash %s (idle)", inc.label)
 		w.kill(inc, true)
-		w.crashed(n, f)
+		w.crashed(n, f, w.crashRand(n.name, f.AtNS))
 	case FaultPartition:
 		w.applied = append(w.applied, f)
 		w.tracef("fault", "%s", f.String()[len(FormatDuration(f.AtNS))+1:])
@@ -224,8 +225,8 @@ func (w *world) applyFault(f Fault) {
 
 // crashed finishes a crash: the disk loses what was not durable, and the node restarts
 // after the fault's delay.
-func (w *world) crashed(n *node, f Fault) {
-	rep := n.disk.Crash(w.rngDisk, w.cfg.Faults.TornWrites)
+func (w *world) crashed(n *node, f Fault, rng *rand.Rand) {
+	rep := n.disk.Crash(rng, w.cfg.Faults.TornWrites)
 	w.tracef("fault", "%s disk after crash: %s", n.name, rep)
 	if f.RestartNS > 0 {
 		w.schedule(w.now+f.RestartNS, func() {

@@ -66,7 +66,7 @@ func (s *Sim) Shrink(ctx context.Context, seed uint64, opt ShrinkOptions) (*Shri
 			go func(i int, c []Fault) {
 				defer wg.Done()
 				defer func() { <-sem }()
-				r := s.Run(ctx, seed, RunOptions{Plan: &FaultPlan{Seed: seed, Faults: c}})
+				r := s.Run(ctx, seed, RunOptions{Plan: &FaultPlan{Seed: seed, Faults: renumber(c)}})
 				good := r.Verdict == VerdictFail && r.Failure != nil && r.Failure.Signature == sig
 				mu.Lock()
 				res.Runs++
@@ -144,7 +144,7 @@ func (s *Sim) Shrink(ctx context.Context, seed uint64, opt ShrinkOptions) (*Shri
 		cur = []Fault{}
 	}
 	// The minimal plan, run for its recorded faults (times and ops as they fired).
-	final := s.Run(ctx, seed, RunOptions{Plan: &FaultPlan{Seed: seed, Faults: cur}, Trace: true})
+	final := s.Run(ctx, seed, RunOptions{Plan: &FaultPlan{Seed: seed, Faults: renumber(cur)}, Trace: true})
 	res.Runs++
 	if final.Verdict != VerdictFail || final.Failure == nil || final.Failure.Signature != sig {
 		return nil, fmt.Errorf("seed %d: the minimal plan stopped reproducing the failure (a determinism bug)", seed)
@@ -194,6 +194,24 @@ func without(chunks [][]Fault, skip int) []Fault {
 		if i != skip {
 			out = append(out, c...)
 		}
+	}
+	return out
+}
+
+// renumber fixes the incarnation of each fault pinned to a disk op after faults were
+// dropped: a node's k-th life comes after k-1 crashes that restart it, so without an
+// earlier crash "disk op #55 of server#2" becomes "disk op #55 of server#1".
+func renumber(fs []Fault) []Fault {
+	out := make([]Fault, len(fs))
+	crashes := map[string]int{}
+	for i, f := range fs {
+		if f.DiskOp > 0 && (f.Kind == FaultCrash || f.Kind == FaultFsyncEIO) {
+			f.Incarnation = crashes[f.Node] + 1
+		}
+		if f.Kind == FaultCrash && f.RestartNS > 0 {
+			crashes[f.Node]++
+		}
+		out[i] = f
 	}
 	return out
 }

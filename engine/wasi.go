@@ -646,7 +646,7 @@ func (inc *incarnation) writev(m api.Memory, fd, iovs, n, nwrittenPtr uint32, at
 		if op.crash {
 			k := 0
 			if len(data) > 0 {
-				k = inc.w.rngDisk.IntN(len(data))
+				k = inc.crashStream().IntN(len(data))
 				if !inc.w.cfg.Faults.TornWrites {
 					k = 0
 				}
@@ -809,7 +809,7 @@ func (inc *incarnation) sync(fd uint32, dataOnly bool) uint32 {
 		st.Fsyncs++
 	}
 	if op.crash {
-		if inc.w.rngDisk.IntN(2) == 0 {
+		if inc.crashStream().IntN(2) == 0 {
 			inc.node.disk.Sync(e.ino, dataOnly, fail)
 		}
 		inc.crashNow(op, "")

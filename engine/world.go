@@ -131,6 +131,7 @@ type node struct {
 	crashNextOp bool
 	midPlanned  *Fault // the time-based fault that armed crashNextOp
 	pendingMid  *Fault // a crash during a disk op that the scheduler must finish
+	pendingRng  *rand.Rand
 	ports       int
 }
 
@@ -171,6 +172,7 @@ type incarnation struct {
 	mod      api.Module
 
 	opWhat       string
+	crashRng     *rand.Rand // the stream of the crash during the current disk op
 	failNextSync bool
 	eioFault     *Fault
 }
@@ -532,9 +534,9 @@ func (w *world) afterExit(inc *incarnation) {
 	if inc.crash {
 		if n.pendingMid != nil && !w.done {
 			// Crashed during a disk op: finish the crash here.
-			f := *n.pendingMid
-			n.pendingMid = nil
-			w.crashed(n, f)
+			f, rng := *n.pendingMid, n.pendingRng
+			n.pendingMid, n.pendingRng = nil, nil
+			w.crashed(n, f, rng)
 		}
 		return // an idle crash is finished by its fault handler
 	}
