@@ -10,6 +10,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -34,7 +35,12 @@ const (
 	requestTimeout = 2 * time.Second
 )
 
+// weak makes a deliberately weak workload for mutation testing: it writes but never
+// reads anything back, so it cannot notice a lost write (seedfall.weak.json).
+var weak = flag.Bool("weak", false, "write only, never read back (a blind workload)")
+
 func main() {
+	flag.Parse()
 	c := &client{
 		acked: map[string]string{},
 		maybe: map[string][]string{},
@@ -45,12 +51,16 @@ func main() {
 		// Inside the simulator math/rand's top-level functions are seeded by the host
 		// (random_get), so these pauses follow the seed.
 		time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
-		if (i+1)%checkEvery == 0 {
+		if (i+1)%checkEvery == 0 && !*weak {
 			c.check()
 			fmt.Printf("%d puts acknowledged, %d keys checked\n", i+1, len(c.acked))
 		}
 	}
 	time.Sleep(time.Second)
+	if *weak {
+		fmt.Printf("ok: %d puts acknowledged (weak workload: nothing read back)\n", puts)
+		return
+	}
 	c.check()
 	fmt.Printf("ok: %d keys checked after %d puts (%d retries)\n", len(c.acked), puts, c.retries)
 }
