@@ -68,13 +68,17 @@ func run(addr, dir string, segSize int64, syncWrites bool) error {
 	}
 }
 
-// mkdirDurable creates dir and fsyncs its parent, so the directory itself survives a
-// crash under strict_dirs.
+// mkdirDurable creates dir and fsyncs the parent of every directory it creates, so
+// the directory itself survives a crash under strict_dirs. (The files in it are the
+// library's job.)
 func mkdirDurable(dir string) error {
 	if _, err := os.Stat(dir); err == nil {
 		return nil
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := mkdirDurable(filepath.Dir(dir)); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
 		return err
 	}
 	d, err := os.Open(filepath.Dir(dir))
