@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seedfall/seedfall/ci/githubtest"
 	"github.com/seedfall/seedfall/engine"
 )
 
@@ -110,7 +111,7 @@ func pushEvent(ref, after string) map[string]any {
 	}
 }
 
-func runGH(t *testing.T, gh *fakeGitHub, name string, payload map[string]any, runID int64, in Inputs, eng Engine) *ghRun {
+func runGH(t *testing.T, gh *githubtest.FakeGitHub, name string, payload map[string]any, runID int64, in Inputs, eng Engine) *ghRun {
 	t.Helper()
 	dir := t.TempDir()
 	data, err := json.Marshal(payload)
@@ -123,9 +124,9 @@ func runGH(t *testing.T, gh *fakeGitHub, name string, payload map[string]any, ru
 	r.env = Env{
 		EventName: name, EventPath: evPath, Repository: "acme/store",
 		SHA: "ffffffffffffffffffffffffffffffffffffffff", Ref: "refs/pull/7/merge",
-		APIURL: gh.srv.URL, ServerURL: "https://github.example", RunID: runID,
+		APIURL: gh.URL(), ServerURL: "https://github.example", RunID: runID,
 		OutputPath: filepath.Join(dir, "output"), SummaryPath: filepath.Join(dir, "summary.md"),
-		HTTPClient: gh.srv.Client(),
+		HTTPClient: gh.Client(),
 	}
 	in.Out = filepath.Join(dir, "out")
 	code, err := Run(context.Background(), in, r.env, eng, &r.stdout)
@@ -183,10 +184,10 @@ func testInputs(t *testing.T, baseline string) Inputs {
 // branch records it in the baseline on a data branch that does not exist yet), still
 // there (known, the same comment edited), fixed (fixed, status success).
 func TestEndToEnd(t *testing.T) {
-	gh := newFakeGitHub(t)
+	gh := githubtest.New(t)
 	// 120 unrelated comments: the sticky one lands on page 2 of the listing.
 	for i := 0; i < 120; i++ {
-		gh.comments[7] = append(gh.comments[7], &fakeComment{ID: int64(i + 1), Body: fmt.Sprintf("looks good %d", i)})
+		gh.AddComment(7, fmt.Sprintf("looks good %d", i))
 	}
 	in := testInputs(t, "branch:seedfall-baseline")
 	buggy, fixed := &fakeEngine{bug: true}, &fakeEngine{}
@@ -197,11 +198,11 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("run 1: exit %d, want %d\n%s", r1.code, ExitFailure, r1.stdout.String())
 	}
 	wantOutputs(t, "run 1", r1.outputs, "1", "0", "0", "failure")
-	if got := gh.markerComments(7); len(got) != 1 {
+	if got := gh.MarkerComments(7, CommentMarker); len(got) != 1 {
 		t.Fatalf("run 1: %d seedfall comments, want 1", len(got))
 	}
-	first := gh.markerComments(7)[0]
-	if st := gh.lastStatus(t); st.State != "failure" || st.Context != "seedfall" || st.SHA != "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1" {
+	first := gh.MarkerComments(7, CommentMarker)[0]
+	if st := gh.LastStatus(t); st.State != "failure" || st.Context != "seedfall" || st.SHA != "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1" {
 		t.Errorf("run 1: status %+v, want failure on the PR head", st)
 	}
 	if !strings.Contains(first.Body, "seedfall replay -c seedfall.json -seed 3") {
@@ -213,7 +214,7 @@ func TestEndToEnd(t *testing.T) {
 	if r1.summary == "" {
 		t.Error("run 1: empty job summary")
 	}
-	if _, ok := gh.file("seedfall-baseline", DefaultBaselinePath); ok {
+	if _, ok := gh.File("seedfall-baseline", DefaultBaselinePath); ok {
 		t.Fatal("run 1: a pull request wrote the baseline")
 	}
 	for _, f := range []string{ReportHTML, ReportMarkdown, JUnitXML, ResultsJSONL, filepath.Join(FaultsDir, buggySig(t)+".json")} {
@@ -228,7 +229,7 @@ func TestEndToEnd(t *testing.T) {
 	// 2. The PR merges: the push to main records the signature (creating the branch).
 	rm := runGH(t, gh, "push", pushEvent("refs/heads/main", "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2"), 102, in, buggy)
 	wantOutputs(t, "push", rm.outputs, "1", "0", "0", "failure")
-	raw, ok := gh.file("seedfall-baseline", DefaultBaselinePath)
+	raw, ok := gh.File("seedfall-baseline", DefaultBaselinePath)
 	if !ok {
 		t.Fatalf("push to main did not write the baseline:\n%s", rm.stdout.String())
 	}
@@ -246,7 +247,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("run 2: exit %d, want 0 (fail-on new, the failure is known)\n%s", r2.code, r2.stdout.String())
 	}
 	wantOutputs(t, "run 2", r2.outputs, "0", "1", "0", "success")
-	cs := gh.markerComments(7)
+	cs := gh.MarkerComments(7, CommentMarker)
 	if len(cs) != 1 || cs[0].ID != first.ID {
 		t.Fatalf("run 2: seedfall comments %v, want the one comment %d edited", cs, first.ID)
 	}
@@ -256,8 +257,8 @@ func TestEndToEnd(t *testing.T) {
 	if strings.Contains(r2.stdout.String(), "::error title=seedfall new failure::") {
 		t.Error("run 2: a known signature was annotated as new")
 	}
-	if len(gh.comments[7]) != 121 {
-		t.Errorf("run 2: %d comments on the PR, want 121", len(gh.comments[7]))
+	if len(gh.Comments(7)) != 121 {
+		t.Errorf("run 2: %d comments on the PR, want 121", len(gh.Comments(7)))
 	}
 
 	// 4. The fix: the signature's seeds pass now.
@@ -266,15 +267,15 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("run 3: exit %d, want 0", r3.code)
 	}
 	wantOutputs(t, "run 3", r3.outputs, "0", "0", "1", "success")
-	if st := gh.lastStatus(t); st.State != "success" || st.SHA != "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4" || !strings.Contains(st.Description, "1 fixed") {
+	if st := gh.LastStatus(t); st.State != "success" || st.SHA != "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4" || !strings.Contains(st.Description, "1 fixed") {
 		t.Errorf("run 3: status %+v, want success with 1 fixed", st)
 	}
-	if cs := gh.markerComments(7); len(cs) != 1 || !strings.Contains(cs[0].Body, "fixed") {
+	if cs := gh.MarkerComments(7, CommentMarker); len(cs) != 1 || !strings.Contains(cs[0].Body, "fixed") {
 		t.Errorf("run 3: comments %v", cs)
 	}
-	if gh.puts != 0 {
+	if gh.Puts() != 0 {
 		// The branch was created through the git API; no run but the push may write.
-		t.Errorf("contents PUTs = %d, want 0 (pull requests only read the baseline)", gh.puts)
+		t.Errorf("contents PUTs = %d, want 0 (pull requests only read the baseline)", gh.Puts())
 	}
 }
 
@@ -296,8 +297,8 @@ func buggySig(t *testing.T) string {
 // TestPushUpdatesBaselineAndFix checks the baseline's life on the default branch: new,
 // then known (first seen kept, last seen moved), then fixed, then gone from the labels.
 func TestPushUpdatesBaselineAndFix(t *testing.T) {
-	gh := newFakeGitHub(t)
-	gh.branches["seedfall-baseline"] = map[string][]byte{}
+	gh := githubtest.New(t)
+	gh.SetBranch("seedfall-baseline", nil)
 	in := testInputs(t, "branch:seedfall-baseline:data/baseline.json")
 	sig := buggySig(t)
 	steps := []struct {
@@ -314,7 +315,7 @@ func TestPushUpdatesBaselineAndFix(t *testing.T) {
 	for i, s := range steps {
 		r := runGH(t, gh, "push", pushEvent("refs/heads/main", s.sha), int64(200+i), in, s.eng)
 		wantOutputs(t, fmt.Sprintf("push %d", i+1), r.outputs, s.new, s.known, s.fix, map[bool]string{true: "failure", false: "success"}[s.new == "1"])
-		raw, ok := gh.file("seedfall-baseline", "data/baseline.json")
+		raw, ok := gh.File("seedfall-baseline", "data/baseline.json")
 		if !ok {
 			t.Fatalf("push %d: no baseline", i+1)
 		}
@@ -332,10 +333,10 @@ func TestPushUpdatesBaselineAndFix(t *testing.T) {
 
 // TestPushToOtherBranchDoesNotWrite: only the default branch writes the baseline.
 func TestPushToOtherBranchDoesNotWrite(t *testing.T) {
-	gh := newFakeGitHub(t)
-	gh.branches["seedfall-baseline"] = map[string][]byte{}
+	gh := githubtest.New(t)
+	gh.SetBranch("seedfall-baseline", nil)
 	runGH(t, gh, "push", pushEvent("refs/heads/feature", "5555555555555555555555555555555555555555"), 1, testInputs(t, "branch:seedfall-baseline"), &fakeEngine{bug: true})
-	if gh.puts != 0 {
+	if gh.Puts() != 0 {
 		t.Errorf("a push to a feature branch wrote the baseline")
 	}
 }
@@ -344,14 +345,14 @@ func TestPushToOtherBranchDoesNotWrite(t *testing.T) {
 // refuses the second PUT (stale SHA, 409), the loser re-reads, merges and retries, and
 // both signatures land.
 func TestBaselineCAS(t *testing.T) {
-	gh := newFakeGitHub(t)
+	gh := githubtest.New(t)
 	start := NewBaseline()
 	start.Signatures["sig-000000000000"] = &Entry{Reason: "old", Seeds: []uint64{1}, FirstSeen: "s0", LastSeen: "s0", Status: StatusFailing, FirstRun: 1, LastRun: 1}
 	data, err := start.Marshal()
 	must(t, err)
-	gh.branches["seedfall-baseline"] = map[string][]byte{"b.json": data}
+	gh.SetBranch("seedfall-baseline", map[string][]byte{"b.json": data})
 
-	client, err := NewClient(gh.srv.URL, "t", gh.srv.Client())
+	client, err := NewClient(gh.URL(), "t", gh.Client())
 	must(t, err)
 	store := BranchStore{Client: client, Owner: "acme", Repo: "store", Branch: "seedfall-baseline", Path: "b.json"}
 
@@ -362,7 +363,7 @@ func TestBaselineCAS(t *testing.T) {
 	arrived.Add(2)
 	var putMu sync.Mutex
 	puts := 0
-	gh.beforePut = func() {
+	gh.BeforePut = func() {
 		putMu.Lock()
 		puts++
 		k := puts
@@ -395,10 +396,10 @@ func TestBaselineCAS(t *testing.T) {
 	for _, err := range errs {
 		must(t, err)
 	}
-	if gh.conflict == 0 {
+	if gh.Conflicts() == 0 {
 		t.Fatal("no write was refused as stale: the test did not exercise compare-and-swap")
 	}
-	raw, _ := gh.file("seedfall-baseline", "b.json")
+	raw, _ := gh.File("seedfall-baseline", "b.json")
 	b, err := ParseBaseline("fake", raw)
 	must(t, err)
 	for _, sig := range []string{"sig-000000000000", "sig-aaaaaaaaaaaa", "sig-bbbbbbbbbbbb"} {
@@ -420,8 +421,8 @@ func TestFork(t *testing.T) {
 		code   int
 	}{{FailOnNew, ExitFailure}, {FailOnNever, ExitPass}} {
 		t.Run(tc.failOn, func(t *testing.T) {
-			gh := newFakeGitHub(t)
-			gh.readOnly = true
+			gh := githubtest.New(t)
+			gh.ReadOnly = true
 			in := testInputs(t, "")
 			in.FailOn = tc.failOn
 			r := runGH(t, gh, "pull_request", prEvent(9, "e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5", "stranger/store"), 1, in, &fakeEngine{bug: true})
@@ -441,7 +442,7 @@ func TestFork(t *testing.T) {
 			if !strings.Contains(r.summary, buggySig(t)) {
 				t.Errorf("summary lacks the signature:\n%s", r.summary)
 			}
-			if len(gh.markerComments(9)) != 0 || len(gh.statuses) != 0 {
+			if len(gh.MarkerComments(9, CommentMarker)) != 0 || len(gh.Statuses()) != 0 {
 				t.Error("a read-only run wrote to the API")
 			}
 			if r.outputs["new"] != "1" {

@@ -114,6 +114,9 @@ func loadAndPrepare(ctx context.Context, path string, stderr io.Writer, quiet bo
 		fmt.Fprintf(stderr, "seedfall: %v\n", err)
 		return nil, exitUsage
 	}
+	if !quiet {
+		fmt.Fprintf(stderr, "built in %.2fs, compiled in %.2fs\n", s.BuildTime.Seconds(), s.CompileTime.Seconds())
+	}
 	return s, 0
 }
 

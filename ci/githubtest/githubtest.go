@@ -1,4 +1,13 @@
-package ci
+// Package githubtest is a fake GitHub REST API for tests of seedfall's GitHub Actions
+// integration (package ci and `seedfall ci`). It speaks the endpoints seedfall uses:
+// issue comments (list with Link pagination, create, edit), commit statuses, contents
+// GET/PUT with blob-SHA compare-and-swap (409 on a stale SHA), and the git
+// refs/trees/commits calls that create an orphan branch. With ReadOnly, writes of
+// comments and statuses answer 403, as GitHub does for a fork pull request's token.
+//
+// Point the code under test at URL() (ci.Env.APIURL, or GITHUB_API_URL for the
+// command) and inspect what it did with the accessors.
+package githubtest
 
 import (
 	"crypto/sha1"
@@ -15,44 +24,49 @@ import (
 	"testing"
 )
 
-// fakeGitHub speaks the REST endpoints seedfall uses: issue comments (list with Link
-// pagination, create, edit), commit statuses, contents GET/PUT with blob-SHA
-// compare-and-swap (409 on a stale SHA), and the git refs/trees/commits calls that
-// create an orphan branch. With readOnly, writes of comments and statuses answer 403,
-// as GitHub does for a fork pull request's token.
-type fakeGitHub struct {
-	t        *testing.T
-	srv      *httptest.Server
-	readOnly bool
+// FakeGitHub is an httptest server speaking the REST endpoints seedfall uses. It starts
+// with one branch, "main", holding no files; New closes it when the test ends. Any
+// other request fails the test.
+type FakeGitHub struct {
+	// ReadOnly makes comment and status writes answer 403, as for a fork pull
+	// request's token. Set it before the code under test runs.
+	ReadOnly bool
+	// BeforePut, when set, runs (unlocked) before each contents PUT is judged. Set it
+	// before the code under test runs.
+	BeforePut func()
+
+	t   testing.TB
+	srv *httptest.Server
 
 	mu       sync.Mutex
-	comments map[int][]*fakeComment // by PR number
+	comments map[int][]*Comment // by PR number
 	nextID   int64
-	statuses []fakeStatus
+	statuses []Status
 	branches map[string]map[string][]byte // branch → path → content
 	trees    map[string]map[string][]byte // tree sha → files
 	commits  map[string]string            // commit sha → tree sha
 	puts     int                          // successful contents PUTs
 	conflict int                          // contents PUTs refused as stale
-	// beforePut, when set, runs (unlocked) before each contents PUT is judged.
-	beforePut func()
 }
 
-type fakeComment struct {
+// Comment is an issue (pull request) comment.
+type Comment struct {
 	ID   int64  `json:"id"`
 	Body string `json:"body"`
 }
 
-type fakeStatus struct {
+// Status is a commit status, with the commit it was set on.
+type Status struct {
 	SHA         string
 	State       string `json:"state"`
 	Description string `json:"description"`
 	Context     string `json:"context"`
 }
 
-func newFakeGitHub(t *testing.T) *fakeGitHub {
-	f := &fakeGitHub{
-		t: t, comments: map[int][]*fakeComment{}, nextID: 1000,
+// New starts a fake GitHub for the test; it is closed when the test ends.
+func New(t testing.TB) *FakeGitHub {
+	f := &FakeGitHub{
+		t: t, comments: map[int][]*Comment{}, nextID: 1000,
 		branches: map[string]map[string][]byte{"main": {}},
 		trees:    map[string]map[string][]byte{}, commits: map[string]string{},
 	}
@@ -91,7 +105,7 @@ func blobSHA(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-func (f *fakeGitHub) listComments(w http.ResponseWriter, r *http.Request) {
+func (f *FakeGitHub) listComments(w http.ResponseWriter, r *http.Request) {
 	n, _ := strconv.Atoi(r.PathValue("n"))
 	per, _ := strconv.Atoi(r.URL.Query().Get("per_page"))
 	if per <= 0 {
@@ -102,7 +116,7 @@ func (f *fakeGitHub) listComments(w http.ResponseWriter, r *http.Request) {
 		page = 1
 	}
 	f.mu.Lock()
-	all := append([]*fakeComment(nil), f.comments[n]...)
+	all := append([]*Comment(nil), f.comments[n]...)
 	f.mu.Unlock()
 	lo := min((page-1)*per, len(all))
 	hi := min(lo+per, len(all))
@@ -116,13 +130,13 @@ func (f *fakeGitHub) listComments(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, all[lo:hi])
 }
 
-func (f *fakeGitHub) createComment(w http.ResponseWriter, r *http.Request) {
-	if f.readOnly {
+func (f *FakeGitHub) createComment(w http.ResponseWriter, r *http.Request) {
+	if f.ReadOnly {
 		apiError(w, http.StatusForbidden, "Resource not accessible by integration")
 		return
 	}
 	n, _ := strconv.Atoi(r.PathValue("n"))
-	var c fakeComment
+	var c Comment
 	json.NewDecoder(r.Body).Decode(&c)
 	f.mu.Lock()
 	f.nextID++
@@ -132,13 +146,13 @@ func (f *fakeGitHub) createComment(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, c)
 }
 
-func (f *fakeGitHub) editComment(w http.ResponseWriter, r *http.Request) {
-	if f.readOnly {
+func (f *FakeGitHub) editComment(w http.ResponseWriter, r *http.Request) {
+	if f.ReadOnly {
 		apiError(w, http.StatusForbidden, "Resource not accessible by integration")
 		return
 	}
 	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	var in fakeComment
+	var in Comment
 	json.NewDecoder(r.Body).Decode(&in)
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -154,12 +168,12 @@ func (f *fakeGitHub) editComment(w http.ResponseWriter, r *http.Request) {
 	apiError(w, http.StatusNotFound, "Not Found")
 }
 
-func (f *fakeGitHub) createStatus(w http.ResponseWriter, r *http.Request) {
-	if f.readOnly {
+func (f *FakeGitHub) createStatus(w http.ResponseWriter, r *http.Request) {
+	if f.ReadOnly {
 		apiError(w, http.StatusForbidden, "Resource not accessible by integration")
 		return
 	}
-	var s fakeStatus
+	var s Status
 	json.NewDecoder(r.Body).Decode(&s)
 	s.SHA = r.PathValue("sha")
 	switch s.State {
@@ -174,7 +188,7 @@ func (f *fakeGitHub) createStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, s)
 }
 
-func (f *fakeGitHub) getContents(w http.ResponseWriter, r *http.Request) {
+func (f *FakeGitHub) getContents(w http.ResponseWriter, r *http.Request) {
 	ref := r.URL.Query().Get("ref")
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -202,7 +216,7 @@ func (f *fakeGitHub) getContents(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (f *fakeGitHub) putContents(w http.ResponseWriter, r *http.Request) {
+func (f *FakeGitHub) putContents(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Message string `json:"message"`
 		Content []byte `json:"content"`
@@ -213,8 +227,8 @@ func (f *fakeGitHub) putContents(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if f.beforePut != nil {
-		f.beforePut()
+	if f.BeforePut != nil {
+		f.BeforePut()
 	}
 	path := r.PathValue("path")
 	f.mu.Lock()
@@ -240,7 +254,7 @@ func (f *fakeGitHub) putContents(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"content": map[string]string{"sha": blobSHA(in.Content)}})
 }
 
-func (f *fakeGitHub) getRef(w http.ResponseWriter, r *http.Request) {
+func (f *FakeGitHub) getRef(w http.ResponseWriter, r *http.Request) {
 	ref := r.PathValue("ref")
 	f.mu.Lock()
 	_, ok := f.branches[strings.TrimPrefix(ref, "heads/")]
@@ -252,7 +266,7 @@ func (f *fakeGitHub) getRef(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"ref": "refs/" + ref, "object": map[string]string{"sha": "0000000000000000000000000000000000000001"}})
 }
 
-func (f *fakeGitHub) createTree(w http.ResponseWriter, r *http.Request) {
+func (f *FakeGitHub) createTree(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		BaseTree string `json:"base_tree"`
 		Tree     []struct {
@@ -278,7 +292,7 @@ func (f *fakeGitHub) createTree(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]any{"sha": sha})
 }
 
-func (f *fakeGitHub) createCommit(w http.ResponseWriter, r *http.Request) {
+func (f *FakeGitHub) createCommit(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Message string   `json:"message"`
 		Tree    string   `json:"tree"`
@@ -296,7 +310,7 @@ func (f *fakeGitHub) createCommit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]any{"sha": sha})
 }
 
-func (f *fakeGitHub) createRef(w http.ResponseWriter, r *http.Request) {
+func (f *FakeGitHub) createRef(w http.ResponseWriter, r *http.Request) {
 	var in struct{ Ref, SHA string }
 	json.NewDecoder(r.Body).Decode(&in)
 	branch := strings.TrimPrefix(in.Ref, "refs/heads/")
@@ -319,33 +333,91 @@ func (f *fakeGitHub) createRef(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]any{"ref": in.Ref, "object": map[string]string{"sha": in.SHA}})
 }
 
-// markerComments returns the PR's comments that carry the seedfall marker.
-func (f *fakeGitHub) markerComments(pr int) []*fakeComment {
+// URL is the API base URL (GITHUB_API_URL).
+func (f *FakeGitHub) URL() string { return f.srv.URL }
+
+// Client is an HTTP client for the server.
+func (f *FakeGitHub) Client() *http.Client { return f.srv.Client() }
+
+// AddComment adds a comment to pull request pr, as another user might, and returns it.
+func (f *FakeGitHub) AddComment(pr int, body string) Comment {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []*fakeComment
+	f.nextID++
+	c := &Comment{ID: f.nextID, Body: body}
+	f.comments[pr] = append(f.comments[pr], c)
+	return *c
+}
+
+// Comments returns a copy of pull request pr's comments, oldest first.
+func (f *FakeGitHub) Comments(pr int) []Comment {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]Comment, 0, len(f.comments[pr]))
 	for _, c := range f.comments[pr] {
-		if strings.Contains(c.Body, CommentMarker) {
-			cc := *c
-			out = append(out, &cc)
+		out = append(out, *c)
+	}
+	return out
+}
+
+// MarkerComments returns a copy of pull request pr's comments whose body contains
+// marker (ci.CommentMarker for seedfall's sticky comment), oldest first.
+func (f *FakeGitHub) MarkerComments(pr int, marker string) []Comment {
+	var out []Comment
+	for _, c := range f.Comments(pr) {
+		if strings.Contains(c.Body, marker) {
+			out = append(out, c)
 		}
 	}
 	return out
 }
 
-func (f *fakeGitHub) lastStatus(t *testing.T) fakeStatus {
-	t.Helper()
+// Statuses returns the commit statuses set so far, oldest first.
+func (f *FakeGitHub) Statuses() []Status {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(f.statuses) == 0 {
-		t.Fatal("no commit status was set")
-	}
-	return f.statuses[len(f.statuses)-1]
+	return append([]Status(nil), f.statuses...)
 }
 
-func (f *fakeGitHub) file(branch, path string) ([]byte, bool) {
+// LastStatus returns the latest commit status; it fails the test when none was set.
+func (f *FakeGitHub) LastStatus(t testing.TB) Status {
+	t.Helper()
+	st := f.Statuses()
+	if len(st) == 0 {
+		t.Fatal("no commit status was set")
+	}
+	return st[len(st)-1]
+}
+
+// SetBranch creates (or replaces) branch with the given files, path → content.
+func (f *FakeGitHub) SetBranch(branch string, files map[string][]byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m := make(map[string][]byte, len(files))
+	for p, c := range files {
+		m[p] = append([]byte(nil), c...)
+	}
+	f.branches[branch] = m
+}
+
+// File returns a copy of the file at path on branch, and whether it exists.
+func (f *FakeGitHub) File(branch, path string) ([]byte, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	b, ok := f.branches[branch][path]
-	return b, ok
+	return append([]byte(nil), b...), ok
+}
+
+// Puts counts the contents PUTs that succeeded.
+func (f *FakeGitHub) Puts() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.puts
+}
+
+// Conflicts counts the contents PUTs refused for a stale or missing blob SHA.
+func (f *FakeGitHub) Conflicts() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.conflict
 }
