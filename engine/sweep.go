@@ -310,6 +310,8 @@ func startWorker(cmd *exec.Cmd) (*worker, error) {
 	}
 	tb := &tailBuffer{}
 	cmd.Stderr = tb
+	// A killed worker whose own children still hold its pipes must not stall the sweep.
+	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
