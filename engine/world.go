@@ -323,7 +323,9 @@ func (w *world) reseed() {
 	for _, n := range w.nodes {
 		var keep []Fault
 		for _, f := range n.armed {
-			if f.ArmedNS > 0 && f.ArmedNS <= w.now {
+			// Compare with the moment, not w.now: the scheduler may regain control a few
+			// microseconds past it, and a fault armed in between belongs to the future.
+			if f.ArmedNS > 0 && f.ArmedNS <= w.opt.reseedAt {
 				keep = append(keep, f)
 			}
 		}
