@@ -1,0 +1,159 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/seedfall/seedfall/engine"
+)
+
+// firstBuggyFailure returns the lowest failing seed of kvlog's buggy config in 1-60.
+func firstBuggyFailure(t *testing.T) uint64 {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, "run", "-c", kvlogBuggy, "-seeds", "1-60", "-json", "-q")
+	if code != exitFail {
+		t.Fatalf("buggy kvlog seeds 1-60: exit %d, want a failure\n%s", code, stderr)
+	}
+	var sum struct {
+		Signatures []struct{ Seeds []uint64 }
+	}
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil || len(sum.Signatures) == 0 {
+		t.Fatalf("run -json: %v\n%s", err, stdout)
+	}
+	return sum.Signatures[0].Seeds[0]
+}
+
+// TestShrinkReplaysInAnotherProcess is issue 5's acceptance 1: a failing kvlog seed
+// shrinks to the faults that matter, and the saved plan replays to the same failure in
+// a separate process.
+func TestShrinkReplaysInAnotherProcess(t *testing.T) {
+	seed := firstBuggyFailure(t)
+	plan := filepath.Join(t.TempDir(), "plan.json")
+	code, stdout, stderr := runCLI(t, "shrink", "-c", kvlogBuggy, "-seed", itoa(seed), "-o", plan, "-json")
+	if code != exitFail {
+		t.Fatalf("shrink: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var sh struct {
+		FaultsBefore  int  `json:"faults_before"`
+		MinimalFaults int  `json:"minimal_faults"`
+		ReplaysExact  bool `json:"replays_exactly"`
+		Failure       struct {
+			Reason              string   `json:"reason"`
+			FaultsBeforeFailure []string `json:"faults_before_failure"`
+		} `json:"failure"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &sh); err != nil {
+		t.Fatalf("shrink -json: %v\n%s", err, stdout)
+	}
+	t.Logf("seed %d: %d -> %d faults", seed, sh.FaultsBefore, sh.MinimalFaults)
+	if sh.MinimalFaults < 1 || sh.MinimalFaults > sh.FaultsBefore || !sh.ReplaysExact {
+		t.Fatalf("shrink result %+v", sh)
+	}
+	if !strings.Contains(sh.Failure.Reason, "acknowledged write lost") || len(sh.Failure.FaultsBeforeFailure) != sh.MinimalFaults {
+		t.Fatalf("shrink failure %+v", sh.Failure)
+	}
+	// Replay the saved plan in a separate process.
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "replay", "-c", kvlogBuggy, "-seed", itoa(seed), "-faults", plan, "-json")
+	cmd.Env = append(os.Environ(), "SEEDFALL_AS_CLI=1")
+	out, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitFail {
+		t.Fatalf("replay in another process: %v\n%s", err, out)
+	}
+	var r engine.Result
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Failure == nil || r.Failure.Reason != sh.Failure.Reason || len(r.Faults) != sh.MinimalFaults {
+		t.Fatalf("replayed %v with %d faults, want %q with %d", r.Failure, len(r.Faults), sh.Failure.Reason, sh.MinimalFaults)
+	}
+}
+
+// TestCauseNamesTheCrashMidWrite is issue 5's acceptance 2: cause on a shrunk kvlog
+// failure puts the biggest jump at the crash during the write, while a bystander
+// partition added early leaves the curve flat; the -json curve is checked.
+func TestCauseNamesTheCrashMidWrite(t *testing.T) {
+	seed := firstBuggyFailure(t)
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "plan.json")
+	if code, stdout, stderr := runCLI(t, "shrink", "-c", kvlogBuggy, "-seed", itoa(seed), "-o", plan); code != exitFail {
+		t.Fatalf("shrink: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var p engine.FaultPlan
+	data, _ := os.ReadFile(plan)
+	if err := json.Unmarshal(data, &p); err != nil {
+		t.Fatal(err)
+	}
+	midOp := false
+	for _, f := range p.Faults {
+		midOp = midOp || f.DiskOp > 0
+	}
+	if !midOp {
+		t.Skipf("seed %d's minimal plan has no crash during a disk op: %+v", seed, p.Faults)
+	}
+	// A bystander: a short partition early on, before any crash.
+	first := p.Faults[0].AtNS
+	if a := p.Faults[0].ArmedNS; a > 0 && a < first {
+		first = a
+	}
+	by := engine.Fault{AtNS: first / 3, Kind: engine.FaultPartition, Node: "client", Peers: []string{"server"}, DurationNS: first / 6}
+	p.Faults = append([]engine.Fault{by}, p.Faults...)
+	data, _ = json.Marshal(p)
+	withBystander := filepath.Join(dir, "bystander.json")
+	if err := os.WriteFile(withBystander, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, "cause", "-c", kvlogBuggy, "-seed", itoa(seed), "-faults", withBystander, "-moments", "8", "-futures", "16", "-json")
+	if code != exitPass {
+		t.Fatalf("cause: exit %d\n%s", code, stderr)
+	}
+	var res struct {
+		Moments []struct {
+			AtNS  int64   `json:"at_ns"`
+			Fault string  `json:"fault"`
+			Runs  int     `json:"runs"`
+			P     float64 `json:"p_fail"`
+		} `json:"moments"`
+		Jump struct {
+			Faults  []string `json:"faults"`
+			Summary string   `json:"summary"`
+		} `json:"biggest_jump"`
+		Futures int      `json:"futures"`
+		Bars    []string `json:"bars"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("cause -json: %v\n%s", err, stdout)
+	}
+	t.Logf("%s\n%s", strings.Join(res.Bars, "\n"), res.Jump.Summary)
+	if res.Futures != len(res.Moments)*16 || len(res.Bars) != len(res.Moments) {
+		t.Fatalf("%d futures over %d moments, %d bars", res.Futures, len(res.Moments), len(res.Bars))
+	}
+	if len(res.Jump.Faults) == 0 || !regexp.MustCompile(`during disk op #\d+`).MatchString(res.Jump.Faults[0]) {
+		t.Fatalf("biggest jump %q is not at the crash during the write", res.Jump.Summary)
+	}
+	for i, m := range res.Moments {
+		if strings.HasPrefix(m.Fault, "partition") && i > 0 {
+			if d := m.P - res.Moments[i-1].P; d > 0.25 || d < -0.25 {
+				t.Fatalf("the bystander partition moved P(fail) by %.0f points", d*100)
+			}
+		}
+	}
+	// The text output names the biggest jump.
+	_, text, _ := runCLI(t, "cause", "-c", kvlogBuggy, "-seed", itoa(seed), "-faults", withBystander, "-moments", "4", "-futures", "8")
+	if !strings.Contains(text, "biggest jump:") || !strings.Contains(text, "<- crash server during disk op") {
+		t.Fatalf("cause text:\n%s", text)
+	}
+}
+
+func itoa(n uint64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
