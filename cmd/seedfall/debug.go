@@ -49,7 +49,7 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	planFile := *out
 	if planFile == "" {
-		planFile = filepath.Join(filepath.Dir(sim.Config().Path), fmt.Sprintf("seed-%d.faults.json", *seed))
+		planFile = filepath.Join(filepath.Dir(*cfgPath), fmt.Sprintf("seed-%d.faults.json", *seed))
 	}
 	if err := savePlan(planFile, res.Plan); err != nil {
 		fmt.Fprintf(stderr, "seedfall shrink: save plan: %v\n", err)
