@@ -338,7 +338,7 @@ func TestMCP(t *testing.T) {
 			{"plan file outside", "seedfall_replay", map[string]any{"config": "seedfall.json", "seed": 1, "faults": "../../go.sum"}, "outside the working directory"},
 			{"missing config file", "seedfall_run", map[string]any{"config": "nope.json", "seeds": "1"}, "no such file"},
 			{"missing config argument", "seedfall_run", map[string]any{"seeds": "1"}, "config"},
-			{"bad seeds", "seedfall_run", map[string]any{"config": "seedfall.json", "seeds": "1-x"}, "not a seed number"},
+			{"bad seeds", "seedfall_run", map[string]any{"config": "seedfall.json", "seeds": "1-x"}, "is not a seed"},
 			{"too many seeds", "seedfall_run", map[string]any{"config": "seedfall.json", "seeds": "1-200000"}, "at most 100000"},
 			{"shrink a passing seed", "seedfall_shrink", map[string]any{"config": "seedfall.json", "seed": passing}, "does not fail"},
 			{"cause a passing seed", "seedfall_cause", map[string]any{"config": "seedfall.json", "seed": passing, "moments": 2, "futures": 2}, "does not fail"},
