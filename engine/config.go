@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 )
@@ -182,6 +183,12 @@ func ParseConfig(data []byte) (*Config, error) {
 		case errors.As(err, &te):
 			return nil, fmt.Errorf("field %s: want %s, got JSON %s", te.Field, te.Type, te.Value)
 		case strings.HasPrefix(err.Error(), "json: unknown field"):
+			var raw any
+			if json.Unmarshal(data, &raw) == nil {
+				if path := unknownField(raw, reflect.TypeOf(cfg), ""); path != "" {
+					return nil, fmt.Errorf("field %s: unknown field (see the README for the fields a config takes)", path)
+				}
+			}
 			return nil, fmt.Errorf("%s (see the README for the fields a config takes)", strings.TrimPrefix(err.Error(), "json: "))
 		}
 		return nil, fmt.Errorf("invalid config: %w", err)
@@ -346,4 +353,65 @@ func (c *Config) setDefaults() {
 // AllNodes returns the nodes followed by the workload.
 func (c *Config) AllNodes() []NodeConfig {
 	return append(append([]NodeConfig(nil), c.Nodes...), c.Workload)
+}
+
+// unknownField walks decoded JSON against the type it was decoded into and returns the
+// path of the first field the type does not have ("nodes[0].argz"), or "".
+func unknownField(v any, t reflect.Type, path string) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if t.Kind() != reflect.Struct {
+			return ""
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			ft, ok := jsonField(t, k)
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			if !ok {
+				return p
+			}
+			if q := unknownField(x[k], ft, p); q != "" {
+				return q
+			}
+		}
+	case []any:
+		if t.Kind() != reflect.Slice {
+			return ""
+		}
+		for i, e := range x {
+			if q := unknownField(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); q != "" {
+				return q
+			}
+		}
+	}
+	return ""
+}
+
+// jsonField finds the struct field that JSON key k decodes into (as encoding/json
+// does: by tag, else by name, case-insensitively).
+func jsonField(t reflect.Type, k string) (reflect.Type, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if strings.EqualFold(name, k) {
+			return f.Type, true
+		}
+	}
+	return nil, false
 }

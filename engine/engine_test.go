@@ -622,9 +622,9 @@ func TestBadConfig(t *testing.T) {
 		name, text string
 		want       []string
 	}{
-		{"unknown field", `{` + ok + `, "nodez": []}`, []string{`"nodez"`}},
-		{"unknown node field", `{"nodes": [{"name": "s", "pkg": "./s", "argz": []}], ` + ok + `}`, []string{`"argz"`}},
-		{"unknown fault field", `{` + ok + `, "faults": {"crash_per_minute": 1}}`, []string{`"crash_per_minute"`}},
+		{"unknown field", `{` + ok + `, "nodez": []}`, []string{"field nodez: unknown field"}},
+		{"unknown node field", `{"nodes": [{"name": "s", "pkg": "./s", "argz": []}], ` + ok + `}`, []string{"field nodes[0].argz: unknown field"}},
+		{"unknown fault field", `{` + ok + `, "faults": {"crash_per_minute": 1}}`, []string{"field faults.crash_per_minute: unknown field"}},
 		{"bad type", `{` + ok + `, "faults": {"crash_per_sec": "fast"}}`, []string{"faults.crash_per_sec"}},
 		{"bad type in node", `{"nodes": [{"name": "s", "pkg": "./s", "args": "-x"}], ` + ok + `}`, []string{"args"}},
 		{"bad duration", `{` + ok + `, "horizon": "5 parsecs"}`, []string{"horizon", "5 parsecs"}},

@@ -728,6 +728,19 @@ func fdRenumber(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	if e == nil || inc.fd(to) == nil {
 		return errnoBadf
 	}
+	if from == to {
+		return 0
+	}
+	// Like dup2: the fd being replaced is closed first.
+	if old := inc.fds[to]; old != e {
+		if old.sock != nil {
+			inc.w.net.close(old.sock)
+		}
+		inc.fds[to] = nil
+		if old.kind == fdFile && !inc.inoOpen(old.ino) {
+			inc.node.disk.Release(old.ino)
+		}
+	}
 	inc.fds[to] = e
 	inc.fds[from] = nil
 	return 0
