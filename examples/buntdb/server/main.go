@@ -11,16 +11,13 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"path/filepath"
-	"strings"
 
+	"github.com/seedfall/seedfall/examples/kvcheck"
 	"github.com/seedfall/seedfall/sim"
 	"github.com/tidwall/buntdb"
 )
@@ -74,13 +71,7 @@ func run(addr, path string, cfg buntdb.Config) error {
 	if err != nil {
 		return err
 	}
-	for {
-		conn, err := ln.Accept()
-		if err != nil {
-			return fmt.Errorf("accept: %w", err)
-		}
-		go serve(db, conn)
-	}
+	return kvcheck.Serve(ln, store{db})
 }
 
 // createDurable creates the database file and its directory and fsyncs the
@@ -114,50 +105,26 @@ func createDurable(path string) error {
 	return nil
 }
 
-func serve(db *buntdb.DB, conn net.Conn) {
-	defer conn.Close()
-	r := bufio.NewReader(conn)
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return
-		}
-		if _, err := io.WriteString(conn, handle(db, strings.TrimSuffix(line, "\n"))); err != nil {
-			return
-		}
-	}
+// store puts buntdb behind the protocol.
+type store struct{ db *buntdb.DB }
+
+// Put sets key in one transaction; with SyncPolicy Always the commit fsyncs.
+func (st store) Put(key, value string) error {
+	return st.db.Update(func(tx *buntdb.Tx) error {
+		_, _, err := tx.Set(key, value, nil)
+		return err
+	})
 }
 
-func handle(db *buntdb.DB, line string) string {
-	cmd, args, _ := strings.Cut(line, " ")
-	switch cmd {
-	case "PUT":
-		key, value, ok := strings.Cut(args, " ")
-		if !ok || key == "" {
-			return "ERR usage: PUT key value\n"
-		}
-		err := db.Update(func(tx *buntdb.Tx) error {
-			_, _, err := tx.Set(key, value, nil)
-			return err
-		})
-		if err != nil {
-			return "ERR " + strings.ReplaceAll(err.Error(), "\n", " ") + "\n"
-		}
-		return "OK\n"
-	case "GET":
-		var v string
-		err := db.View(func(tx *buntdb.Tx) error {
-			var err error
-			v, err = tx.Get(args)
-			return err
-		})
-		switch {
-		case errors.Is(err, buntdb.ErrNotFound):
-			return "NONE\n"
-		case err != nil:
-			return "ERR " + strings.ReplaceAll(err.Error(), "\n", " ") + "\n"
-		}
-		return "VAL " + v + "\n"
+func (st store) Get(key string) (string, bool, error) {
+	var v string
+	err := st.db.View(func(tx *buntdb.Tx) error {
+		var err error
+		v, err = tx.Get(key)
+		return err
+	})
+	if errors.Is(err, buntdb.ErrNotFound) {
+		return "", false, nil
 	}
-	return "ERR unknown command\n"
+	return v, err == nil, err
 }

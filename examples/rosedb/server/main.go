@@ -13,17 +13,13 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"net"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/rosedblabs/rosedb/v2"
+	"github.com/seedfall/seedfall/examples/kvcheck"
 	"github.com/seedfall/seedfall/sim"
 )
 
@@ -40,7 +36,7 @@ func main() {
 }
 
 func run(addr, dir string, segSize int64, syncWrites bool) error {
-	if err := mkdirDurable(dir); err != nil {
+	if err := kvcheck.MkdirDurable(dir); err != nil {
 		return fmt.Errorf("create database directory: %w", err)
 	}
 	opts := rosedb.DefaultOptions
@@ -59,75 +55,29 @@ func run(addr, dir string, segSize int64, syncWrites bool) error {
 	if err != nil {
 		return err
 	}
-	for {
-		conn, err := ln.Accept()
-		if err != nil {
-			return fmt.Errorf("accept: %w", err)
-		}
-		go serve(db, conn, syncWrites)
-	}
+	return kvcheck.Serve(ln, store{db, syncWrites})
 }
 
-// mkdirDurable creates dir and fsyncs the parent of every directory it creates, so
-// the directory itself survives a crash under strict_dirs. (The files in it are the
-// library's job.)
-func mkdirDurable(dir string) error {
-	if _, err := os.Stat(dir); err == nil {
-		return nil
-	}
-	if err := mkdirDurable(filepath.Dir(dir)); err != nil {
-		return err
-	}
-	if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(dir))
-	if err != nil {
-		return err
-	}
-	return errors.Join(d.Sync(), d.Close())
+// store puts rosedb behind the protocol.
+type store struct {
+	db         *rosedb.DB
+	syncWrites bool
 }
 
-func serve(db *rosedb.DB, conn net.Conn, syncWrites bool) {
-	defer conn.Close()
-	r := bufio.NewReader(conn)
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return
-		}
-		if _, err := io.WriteString(conn, handle(db, strings.TrimSuffix(line, "\n"), syncWrites)); err != nil {
-			return
-		}
+// Put commits a one-entry batch; with BatchOptions.Sync the commit fsyncs.
+func (st store) Put(key, value string) error {
+	b := st.db.NewBatch(rosedb.BatchOptions{Sync: st.syncWrites})
+	if err := b.Put([]byte(key), []byte(value)); err != nil {
+		b.Rollback()
+		return err
 	}
+	return b.Commit()
 }
 
-func handle(db *rosedb.DB, line string, syncWrites bool) string {
-	cmd, args, _ := strings.Cut(line, " ")
-	switch cmd {
-	case "PUT":
-		key, value, ok := strings.Cut(args, " ")
-		if !ok || key == "" {
-			return "ERR usage: PUT key value\n"
-		}
-		b := db.NewBatch(rosedb.BatchOptions{Sync: syncWrites})
-		if err := b.Put([]byte(key), []byte(value)); err != nil {
-			b.Rollback()
-			return "ERR " + strings.ReplaceAll(err.Error(), "\n", " ") + "\n"
-		}
-		if err := b.Commit(); err != nil {
-			return "ERR " + strings.ReplaceAll(err.Error(), "\n", " ") + "\n"
-		}
-		return "OK\n"
-	case "GET":
-		v, err := db.Get([]byte(args))
-		switch {
-		case errors.Is(err, rosedb.ErrKeyNotFound):
-			return "NONE\n"
-		case err != nil:
-			return "ERR " + strings.ReplaceAll(err.Error(), "\n", " ") + "\n"
-		}
-		return "VAL " + string(v) + "\n"
+func (st store) Get(key string) (string, bool, error) {
+	v, err := st.db.Get([]byte(key))
+	if errors.Is(err, rosedb.ErrKeyNotFound) {
+		return "", false, nil
 	}
-	return "ERR unknown command\n"
+	return string(v), err == nil, err
 }

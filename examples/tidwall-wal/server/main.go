@@ -11,17 +11,13 @@
 package main
 
 import (
-	"bufio"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
+	"github.com/seedfall/seedfall/examples/kvcheck"
 	"github.com/seedfall/seedfall/sim"
 	"github.com/tidwall/wal"
 )
@@ -46,7 +42,7 @@ type server struct {
 }
 
 func run(addr, dir string, segSize int, noSync bool) error {
-	if err := mkdirDurable(dir); err != nil {
+	if err := kvcheck.MkdirDurable(dir); err != nil {
 		return fmt.Errorf("create log directory: %w", err)
 	}
 	l, err := wal.Open(dir, &wal.Options{NoSync: noSync, SegmentSize: segSize})
@@ -82,70 +78,25 @@ func run(addr, dir string, segSize int, noSync bool) error {
 	if err != nil {
 		return err
 	}
-	for {
-		conn, err := ln.Accept()
-		if err != nil {
-			return fmt.Errorf("accept: %w", err)
-		}
-		go s.serve(conn)
-	}
+	return kvcheck.Serve(ln, s)
 }
 
-// mkdirDurable creates dir and fsyncs the parent of every directory it creates, so
-// the directory itself survives a crash under strict_dirs. (The files in it are the
-// library's job.)
-func mkdirDurable(dir string) error {
-	if _, err := os.Stat(dir); err == nil {
-		return nil
-	}
-	if err := mkdirDurable(filepath.Dir(dir)); err != nil {
-		return err
-	}
-	if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(dir))
-	if err != nil {
-		return err
-	}
-	return errors.Join(d.Sync(), d.Close())
-}
-
-func (s *server) serve(conn net.Conn) {
-	defer conn.Close()
-	r := bufio.NewReader(conn)
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return
-		}
-		if _, err := io.WriteString(conn, s.handle(strings.TrimSuffix(line, "\n"))); err != nil {
-			return
-		}
-	}
-}
-
-func (s *server) handle(line string) string {
+// Put appends the entry; the log fsyncs it before returning (unless NoSync).
+func (s *server) Put(key, value string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cmd, args, _ := strings.Cut(line, " ")
-	switch cmd {
-	case "PUT":
-		key, value, ok := strings.Cut(args, " ")
-		if !ok || key == "" {
-			return "ERR usage: PUT key value\n"
-		}
-		if err := s.log.Write(s.last+1, []byte(key+" "+value)); err != nil {
-			return "ERR " + strings.ReplaceAll(err.Error(), "\n", " ") + "\n"
-		}
-		s.last++
-		s.kv[key] = value
-		return "OK\n"
-	case "GET":
-		if v, ok := s.kv[args]; ok {
-			return "VAL " + v + "\n"
-		}
-		return "NONE\n"
+	if err := s.log.Write(s.last+1, []byte(key+" "+value)); err != nil {
+		return err
 	}
-	return "ERR unknown command\n"
+	s.last++
+	s.kv[key] = value
+	return nil
+}
+
+// Get answers from the state replayed from the log plus what was written since.
+func (s *server) Get(key string) (string, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.kv[key]
+	return v, ok, nil
 }
