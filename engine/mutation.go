@@ -1,6 +1,9 @@
 package engine
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Mutation operators of the simulated operating system, for durability mutation testing.
 const (
@@ -19,6 +22,15 @@ const MutSitePrefix = "fsync-site:"
 // MutationNames lists the OS-level mutation operators.
 func MutationNames() []string {
 	return []string{MutFsyncNoop, MutFdatasyncNoop, MutDirFsyncNoop, MutOSyncIgnored, MutRenameNonAtom, MutReorderSync}
+}
+
+// CheckMutation returns an error naming the known operators when m is not one of them
+// (or a call-site mutation, MutSitePrefix followed by a location). "" is no mutation.
+func CheckMutation(m string) error {
+	if m == "" || knownMutation(m) && m != MutSitePrefix {
+		return nil
+	}
+	return fmt.Errorf("%q is not a mutation operator (want one of %s, or %s<file:line>)", m, strings.Join(MutationNames(), ", "), MutSitePrefix)
 }
 
 func knownMutation(m string) bool {

@@ -158,6 +158,9 @@ type RunOptions struct {
 
 // Run runs one seed.
 func (s *Sim) Run(ctx context.Context, seed uint64, opt RunOptions) *Result {
+	if err := CheckMutation(opt.Mutation); err != nil {
+		return &Result{Seed: seed, Verdict: VerdictError, Error: err.Error()}
+	}
 	ro := runOptions{
 		plan: opt.Plan, keepTrace: opt.Trace || opt.Check, mutation: opt.Mutation,
 		reseedAt: opt.ReseedAt, futureSeed: opt.FutureSeed,

@@ -312,6 +312,8 @@ func TestBadInput(t *testing.T) {
 		{"bad seeds", []string{"run", "-c", kvlogBuggy, "-seeds", "9-1"}, []string{"backwards"}},
 		{"unknown command", []string{"frobnicate"}, []string{`unknown command "frobnicate"`}},
 		{"unknown flag", []string{"run", "-nope"}, []string{"-nope"}},
+		{"unknown mutation (run)", []string{"run", "-c", kvlogBuggy, "-seeds", "1", "-mutation", "fsync-nopp"}, []string{`"fsync-nopp" is not a mutation operator`, "fsync-noop", "rename-nonatomic"}},
+		{"unknown mutation (replay)", []string{"replay", "-c", kvlogBuggy, "-seed", "1", "-mutation", "fsync-nopp"}, []string{`"fsync-nopp" is not a mutation operator`, "dir-fsync-noop"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runCLI(t, tc.args...)

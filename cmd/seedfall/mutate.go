@@ -18,7 +18,11 @@ type mutantResult struct {
 	Name   string `json:"name"`
 	Kind   string `json:"kind"` // "os" or "call-site"
 	Site   string `json:"site,omitempty"`
-	Killed bool   `json:"killed"`
+	// Outcome is "killed" (a check failed), "survived" (every seed passed), "unknown"
+	// (no check failed, but a seed could not be judged: watchdog, worker crash, tool
+	// error; Reason says which) or "n/a".
+	Outcome string `json:"outcome"`
+	Killed  bool   `json:"killed"`
 	Seed   uint64 `json:"seed,omitempty"`   // lowest killing seed
 	Reason string `json:"reason,omitempty"` // its failure
 	Replay string `json:"replay,omitempty"`
@@ -38,24 +42,63 @@ type mutateReport struct {
 }
 
 // sweepUntilFail runs seeds in fixed chunks and stops after the first chunk with a
-// failure, so the reported killing seed does not depend on timing.
-func sweepUntilFail(ctx context.Context, sp sweepSpec, seeds []uint64) (*engine.Result, int, error) {
+// failure of the checks, so the reported killing seed does not depend on timing. kill is
+// the lowest such failure; unjudged is the lowest seed that could not be judged (a
+// watchdog, a worker crash, a tool error), which never counts as a kill.
+func sweepUntilFail(ctx context.Context, sp sweepSpec, seeds []uint64) (kill, unjudged *engine.Result, run int, err error) {
 	chunk := 4 * max(1, sp.workers)
-	run := 0
 	for i := 0; i < len(seeds); i += chunk {
 		sp.seeds = seeds[i:min(i+chunk, len(seeds))]
 		rs, err := sweep(ctx, sp)
 		if err != nil {
-			return nil, run, err
+			return nil, unjudged, run, err
 		}
 		run += len(rs)
-		for _, r := range rs {
-			if r.Failed() {
-				return r, run, nil
-			}
+		k, u := judge(rs)
+		if unjudged == nil {
+			unjudged = u
+		}
+		if k != nil {
+			return k, unjudged, run, nil
 		}
 	}
-	return nil, run, nil
+	return nil, unjudged, run, nil
+}
+
+// judge returns the lowest seed whose checks failed and the lowest seed that could not
+// be judged.
+func judge(rs []*engine.Result) (kill, unjudged *engine.Result) {
+	for _, r := range rs {
+		switch {
+		case r.Verdict == engine.VerdictFail && (kill == nil || r.Seed < kill.Seed):
+			kill = r
+		case r.Failed() && r.Verdict != engine.VerdictFail && (unjudged == nil || r.Seed < unjudged.Seed):
+			unjudged = r
+		}
+	}
+	return kill, unjudged
+}
+
+// mutantOutcome fills in a mutant's outcome from its sweep.
+func mutantOutcome(mr *mutantResult, kill, unjudged *engine.Result, replay func(seed uint64) string) {
+	switch {
+	case kill != nil:
+		mr.Outcome, mr.Killed, mr.Seed = "killed", true, kill.Seed
+		if kill.Failure != nil {
+			mr.Reason = kill.Failure.Reason
+		}
+		mr.Replay = replay(kill.Seed)
+	case unjudged != nil:
+		mr.Outcome, mr.Seed = "unknown", unjudged.Seed
+		why := unjudged.Error
+		if unjudged.Failure != nil {
+			why = unjudged.Failure.Reason
+		}
+		mr.Reason = fmt.Sprintf("seed %d could not be judged (%s): %s", unjudged.Seed, unjudged.Verdict, why)
+		mr.Replay = replay(unjudged.Seed)
+	default:
+		mr.Outcome = "survived"
+	}
 }
 
 func cmdMutate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -142,32 +185,33 @@ func cmdMutate(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	for _, m := range ms {
 		if why := notApplicable(m.mutation, use, strict); why != "" {
-			rep.Mutants = append(rep.Mutants, mutantResult{Name: m.name, Kind: m.kind, Site: m.site, NotApplicable: why})
+			rep.Mutants = append(rep.Mutants, mutantResult{Name: m.name, Kind: m.kind, Site: m.site, Outcome: "n/a", NotApplicable: why})
 			if !*jsonOut {
 				fmt.Fprintf(stdout, "n/a       %-40s %s\n", m.name, why)
 			}
 			continue
 		}
 		sp.mutation = m.mutation
-		r, n, err := sweepUntilFail(ctx, sp, seeds)
+		kill, unjudged, n, err := sweepUntilFail(ctx, sp, seeds)
 		if err != nil {
 			fmt.Fprintf(stderr, "seedfall mutate: %s: %v\n", m.name, err)
 			return exitUsage
 		}
 		mr := mutantResult{Name: m.name, Kind: m.kind, Site: m.site, Seeds: n}
-		if r != nil {
-			mr.Killed, mr.Seed = true, r.Seed
-			if r.Failure != nil {
-				mr.Reason = r.Failure.Reason
-			}
-			mr.Replay = fmt.Sprintf("seedfall replay -c %s -seed %d -mutation '%s'", *cfgPath, r.Seed, m.mutation)
+		mutantOutcome(&mr, kill, unjudged, func(seed uint64) string {
+			return fmt.Sprintf("seedfall replay -c %s -seed %d -mutation '%s'", *cfgPath, seed, m.mutation)
+		})
+		if mr.Killed {
 			rep.Killed++
 		}
 		rep.Mutants = append(rep.Mutants, mr)
 		if !*jsonOut {
-			if mr.Killed {
+			switch mr.Outcome {
+			case "killed":
 				fmt.Fprintf(stdout, "killed    %-40s seed %d: %s\n", m.name, mr.Seed, oneLine(mr.Reason, 90))
-			} else {
+			case "unknown":
+				fmt.Fprintf(stdout, "UNKNOWN   %-40s %s\n", m.name, oneLine(mr.Reason, 120))
+			default:
 				fmt.Fprintf(stdout, "SURVIVED  %-40s %d seeds passed\n", m.name, n)
 			}
 		}
@@ -192,7 +236,9 @@ func cmdMutate(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	} else {
 		fmt.Fprintf(stdout, "\nmutation score %s (%d seeds per mutant)\n", rep.Score, len(seeds))
 		for _, m := range rep.Mutants {
-			if !m.Killed && m.NotApplicable == "" {
+			if m.Outcome == "unknown" {
+				fmt.Fprintf(stdout, "unknown mutant %s: %s; it counts as not killed\n", m.Name, m.Reason)
+			} else if m.Outcome == "survived" {
 				if m.Kind == "call-site" {
 					fmt.Fprintf(stdout, "surviving call-site mutant: the fsync at %s is either unnecessary or its loss is invisible to the workload\n", m.Site)
 				} else {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/seedfall/seedfall/engine"
 )
 
 type mutateOut struct {
@@ -82,5 +84,46 @@ func TestMutateWeakWorkload(t *testing.T) {
 	_, text, _ := runCLI(t, "mutate", "-c", weak, "-seeds", "1-10", "-ops", "fsync-noop")
 	if !strings.Contains(text, "SURVIVED  fsync-noop") || !strings.Contains(text, "the checks cannot see this durability bug") {
 		t.Fatalf("text report does not say fsync-noop survived:\n%s", text)
+	}
+}
+
+// TestMutantOutcome: only a failure of the checks kills a mutant. A seed stopped by the
+// watchdog, a worker that died or a tool error leaves the mutant "unknown" with the
+// reason, whatever seed order the results arrive in.
+func TestMutantOutcome(t *testing.T) {
+	res := func(seed uint64, v engine.Verdict, reason string) *engine.Result {
+		r := &engine.Result{Seed: seed, Verdict: v}
+		if v == engine.VerdictError {
+			r.Error = reason
+		} else if reason != "" {
+			r.Failure = &engine.Failure{Reason: reason}
+		}
+		return r
+	}
+	replay := func(seed uint64) string { return "replay " + jsonNum(seed) }
+	for _, tc := range []struct {
+		name    string
+		results []*engine.Result
+		outcome string
+		seed    uint64
+		reason  string
+	}{
+		{"all pass", []*engine.Result{res(1, engine.VerdictPass, ""), res(2, engine.VerdictHorizon, "")}, "survived", 0, ""},
+		{"check fails", []*engine.Result{res(3, engine.VerdictFail, "acknowledged write lost"), res(1, engine.VerdictPass, "")}, "killed", 3, "acknowledged write lost"},
+		{"watchdog only", []*engine.Result{res(1, engine.VerdictPass, ""), res(2, engine.VerdictWatchdog, "ran for more than the wall-clock budget")}, "unknown", 2, "watchdog"},
+		{"worker died", []*engine.Result{res(4, engine.VerdictError, "worker process failed: EOF")}, "unknown", 4, "worker process failed"},
+		{"fail beats watchdog", []*engine.Result{res(2, engine.VerdictWatchdog, "spin"), res(5, engine.VerdictFail, "lost"), res(3, engine.VerdictFail, "lost k1")}, "killed", 3, "lost k1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kill, unjudged := judge(tc.results)
+			var mr mutantResult
+			mutantOutcome(&mr, kill, unjudged, replay)
+			if mr.Outcome != tc.outcome || mr.Seed != tc.seed || mr.Killed != (tc.outcome == "killed") || !strings.Contains(mr.Reason, tc.reason) {
+				t.Errorf("got %+v, want outcome %s seed %d reason ~%q", mr, tc.outcome, tc.seed, tc.reason)
+			}
+			if tc.seed != 0 && mr.Replay != replay(tc.seed) {
+				t.Errorf("replay %q", mr.Replay)
+			}
+		})
 	}
 }

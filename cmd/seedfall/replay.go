@@ -29,6 +29,10 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
+	if err := engine.CheckMutation(*mutation); err != nil {
+		fmt.Fprintf(stderr, "seedfall replay: -mutation: %v\n", err)
+		return exitUsage
+	}
 	if !flagSet(fs, "seed") {
 		fmt.Fprintln(stderr, "seedfall replay: -seed is required")
 		return exitUsage

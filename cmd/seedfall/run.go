@@ -157,6 +157,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
+	if err := engine.CheckMutation(*mutation); err != nil {
+		fmt.Fprintf(stderr, "seedfall run: -mutation: %v\n", err)
+		return exitUsage
+	}
 	seeds, err := engine.ParseSeeds(*seedSpec)
 	if err != nil {
 		fmt.Fprintf(stderr, "seedfall run: -%v\n", err)
