@@ -15,18 +15,18 @@ import (
 // mutantResult is one mutant's outcome. The JSON shape is documented in docs/mutate.md
 // and is stable: fields are only ever added.
 type mutantResult struct {
-	Name   string `json:"name"`
-	Kind   string `json:"kind"` // "os" or "call-site"
-	Site   string `json:"site,omitempty"`
+	Name string `json:"name"`
+	Kind string `json:"kind"` // "os" or "call-site"
+	Site string `json:"site,omitempty"`
 	// Outcome is "killed" (a check failed), "survived" (every seed passed), "unknown"
 	// (no check failed, but a seed could not be judged: watchdog, worker crash, tool
 	// error; Reason says which) or "n/a".
 	Outcome string `json:"outcome"`
 	Killed  bool   `json:"killed"`
-	Seed   uint64 `json:"seed,omitempty"`   // lowest killing seed
-	Reason string `json:"reason,omitempty"` // its failure
-	Replay string `json:"replay,omitempty"`
-	Seeds  int    `json:"seeds_run"`
+	Seed    uint64 `json:"seed,omitempty"`   // lowest killing seed
+	Reason  string `json:"reason,omitempty"` // its failure
+	Replay  string `json:"replay,omitempty"`
+	Seeds   int    `json:"seeds_run"`
 	// NotApplicable says why the mutant cannot change this system's behaviour (the
 	// system never makes the call it mutates); such mutants do not count in the score.
 	NotApplicable string `json:"not_applicable,omitempty"`
