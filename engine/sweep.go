@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,8 +20,11 @@ import (
 // ascending order without duplicates.
 func ParseSeeds(spec string) ([]uint64, error) {
 	const most = 10_000_000
-	seen := map[uint64]bool{}
-	var out []uint64
+	// Parse every part into a range first and count the seeds they cover, so that an
+	// oversized spec ("1-10000000000", or many large ranges) is refused before anything
+	// is allocated per seed.
+	type span struct{ lo, hi uint64 }
+	var spans []span
 	for _, part := range strings.Split(spec, ",") {
 		part = strings.TrimSpace(part)
 		lo, hi, isRange := strings.Cut(part, "-")
@@ -37,20 +41,40 @@ func ParseSeeds(spec string) ([]uint64, error) {
 				return nil, fmt.Errorf("seeds: range %q runs backwards", part)
 			}
 		}
-		if b-a >= most || len(seen)+int(b-a+1) > most {
+		if b-a >= most {
 			return nil, fmt.Errorf("seeds: %q asks for more than %d seeds", spec, most)
 		}
-		for x := a; ; x++ {
-			if !seen[x] {
-				seen[x] = true
-				out = append(out, x)
-			}
-			if x == b {
+		spans = append(spans, span{a, b})
+		if len(spans) > most {
+			return nil, fmt.Errorf("seeds: %q asks for more than %d seeds", spec, most)
+		}
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].lo < spans[j].lo })
+	merged := spans[:1]
+	for _, sp := range spans[1:] {
+		last := &merged[len(merged)-1]
+		if sp.lo <= last.hi || sp.lo == last.hi+1 {
+			last.hi = max(last.hi, sp.hi)
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	total := uint64(0)
+	for _, sp := range merged {
+		total += sp.hi - sp.lo + 1
+		if total > most {
+			return nil, fmt.Errorf("seeds: %q asks for more than %d seeds", spec, most)
+		}
+	}
+	out := make([]uint64, 0, total)
+	for _, sp := range merged {
+		for x := sp.lo; ; x++ {
+			out = append(out, x)
+			if x == sp.hi {
 				break
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out, nil
 }
 
@@ -200,7 +224,6 @@ func (p *Pool) Sweep(ctx context.Context, seeds []uint64, tmpl SeedRequest, onRe
 	next := make(chan uint64)
 	results := make([]*Result, 0, len(seeds))
 	var mu sync.Mutex
-	var firstErr error
 	var wg sync.WaitGroup
 	for i := 0; i < min(p.opt.Workers, len(seeds)); i++ {
 		wg.Add(1)
@@ -217,38 +240,10 @@ func (p *Pool) Sweep(ctx context.Context, seeds []uint64, tmpl SeedRequest, onRe
 				}
 			}()
 			for seed := range next {
-				if wk == nil {
-					var err error
-					wk, err = startWorker(p.opt.Command())
-					if err != nil {
-						mu.Lock()
-						if firstErr == nil {
-							firstErr = err
-						}
-						mu.Unlock()
-						continue
-					}
-				}
-				req := tmpl
-				req.Seed = seed
-				r, err := wk.run(ctx, req, p.limit)
-				if err != nil {
-					wk.stop()
-					if ctx.Err() != nil {
-						wk = nil
-						continue
-					}
-					// The worker died or hung: count it, replace it.
-					r = &Result{Seed: seed, Verdict: VerdictWatchdog, Faults: []Fault{}}
-					reason := fmt.Sprintf("seed %d: worker stopped after %s without an answer (a guest spinning without host calls?)", seed, p.limit)
-					if !strings.Contains(err.Error(), "timeout") {
-						r.Verdict = VerdictError
-						reason = fmt.Sprintf("seed %d: worker process failed: %v%s", seed, err, wk.stderrTail())
-						r.Error = reason
-					}
-					r.Failure = &Failure{Kind: string(r.Verdict), Reason: reason}
-					r.Failure.Signature = Signature(r)
-					wk = nil
+				var r *Result
+				r, wk = p.runSeed(ctx, wk, tmpl, seed)
+				if r == nil { // canceled
+					continue
 				}
 				mu.Lock()
 				results = append(results, r)
@@ -271,10 +266,71 @@ func (p *Pool) Sweep(ctx context.Context, seeds []uint64, tmpl SeedRequest, onRe
 	close(next)
 	wg.Wait()
 	sort.Slice(results, func(i, j int) bool { return results[i].Seed < results[j].Seed })
-	if firstErr != nil && len(results) == 0 {
-		return nil, firstErr
+	if ctx.Err() == nil && len(results) > 0 && allStartFailures(results) {
+		return nil, errors.New(results[0].Error)
 	}
 	return results, ctx.Err()
+}
+
+// startFailure prefixes the reason of a seed that no worker process could be started for.
+const startFailure = "could not start a worker process: "
+
+func allStartFailures(rs []*Result) bool {
+	for _, r := range rs {
+		if r.Verdict != VerdictError || !strings.HasPrefix(r.Error, startFailure) {
+			return false
+		}
+	}
+	return true
+}
+
+// runSeed runs one seed on wk (starting a worker when wk is nil) and returns its result
+// and the worker to use next (nil when it had to be stopped). No seed is ever dropped: a
+// worker that dies without an answer for a reason other than the watchdog (it may have
+// been exiting already, after an earlier seed's watchdog) is replaced and the seed tried
+// once more on a fresh worker, and a worker that fails to start is started once more;
+// only then is the seed's outcome an error, counted like any other. A nil result means
+// ctx was canceled.
+func (p *Pool) runSeed(ctx context.Context, wk *worker, tmpl SeedRequest, seed uint64) (*Result, *worker) {
+	req := tmpl
+	req.Seed = seed
+	var r *Result
+	for try := 0; try < 2; try++ {
+		if wk == nil {
+			var err error
+			if wk, err = startWorker(p.opt.Command()); err != nil {
+				if wk, err = startWorker(p.opt.Command()); err != nil {
+					return errorResult(seed, VerdictError, fmt.Sprintf("%s%v", startFailure, err)), nil
+				}
+			}
+		}
+		res, err := wk.run(ctx, req, p.limit)
+		if err == nil {
+			return res, wk
+		}
+		wk.stop()
+		tail := wk.stderrTail()
+		wk = nil
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		if strings.Contains(err.Error(), "timeout") {
+			// The watchdog: the guest spun; running it again would spin again.
+			return errorResult(seed, VerdictWatchdog, fmt.Sprintf("seed %d: worker stopped after %s without an answer (a guest spinning without host calls?)", seed, p.limit)), nil
+		}
+		r = errorResult(seed, VerdictError, fmt.Sprintf("seed %d: worker process failed: %v%s", seed, err, tail))
+	}
+	return r, nil
+}
+
+func errorResult(seed uint64, v Verdict, reason string) *Result {
+	r := &Result{Seed: seed, Verdict: v, Faults: []Fault{}}
+	if v == VerdictError {
+		r.Error = reason
+	}
+	r.Failure = &Failure{Kind: string(v), Reason: reason}
+	r.Failure.Signature = Signature(r)
+	return r
 }
 
 type worker struct {
