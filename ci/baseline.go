@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/seedfall/seedfall/engine"
 )
@@ -289,8 +291,25 @@ func (s FileStore) Load(ctx context.Context) (*Baseline, string, error) {
 	return b, v, err
 }
 
-// Save writes the file atomically (temporary file, then rename).
+// Save writes the file if it still has version, durably and atomically: under a lock
+// file (so that concurrent writers on this machine serialize their compare-and-swap), it
+// writes a temporary file, fsyncs it, renames it over the baseline and fsyncs the
+// directory, so that a crash leaves the old baseline or the new one, never an empty or
+// missing file.
 func (s FileStore) Save(ctx context.Context, b *Baseline, version string) error {
+	data, err := b.Marshal()
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(s.Path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	unlock, err := lockFile(ctx, s.Path+".lock")
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	cur, err := os.ReadFile(s.Path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -302,29 +321,74 @@ func (s FileStore) Save(ctx context.Context, b *Baseline, version string) error 
 	case contentVersion(cur) != version:
 		return ErrConflict
 	}
-	data, err := b.Marshal()
+	tmp, err := os.CreateTemp(dir, ".baseline-*.json")
 	if err != nil {
 		return err
 	}
-	if dir := filepath.Dir(s.Path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), s.Path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return syncDir(dir)
+}
+
+// syncDir makes a rename in dir durable. Windows cannot open a directory for syncing
+// (and NTFS journals the rename itself).
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// staleLock is how old a lock file may be before a writer takes it over (its owner
+// died; a baseline write takes milliseconds).
+const staleLock = 2 * time.Minute
+
+// lockFile takes an exclusive lock by creating path with O_EXCL, waiting for another
+// holder to release it; it returns the release. It works alike on every OS and file
+// system, and a lock left by a killed writer is taken over once it is stale.
+func lockFile(ctx context.Context, path string) (func(), error) {
+	delay := time.Millisecond
+	for {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err == nil {
+			fmt.Fprintf(f, "%d\n", os.Getpid())
+			f.Close()
+			return func() { os.Remove(path) }, nil
 		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("lock baseline: %w", err)
+		}
+		if st, err := os.Stat(path); err == nil && time.Since(st.ModTime()) > staleLock {
+			os.Remove(path)
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("lock baseline: %w (held by %s)", ctx.Err(), path)
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 50*time.Millisecond)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(s.Path), ".baseline-*.json")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), s.Path)
 }
 
 func contentVersion(data []byte) string {

@@ -3,11 +3,13 @@ package ci
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -287,5 +289,59 @@ func TestFileStoreCAS(t *testing.T) {
 	must(t, err)
 	if got.Signatures["sig-x"] == nil || v2 == "" {
 		t.Errorf("after update: %+v", got)
+	}
+}
+
+// TestFileStoreConcurrentWriters: runs on one machine that update a file baseline at
+// the same moment lose nothing: every writer's signature is in the final file, no
+// temporary or lock file is left behind.
+func TestFileStoreConcurrentWriters(t *testing.T) {
+	dir := t.TempDir()
+	s := FileStore{Path: filepath.Join(dir, "b.json")}
+	ctx := context.Background()
+	const writers = 4 // at most 3 conflicts each: within UpdateBaseline's 5 attempts
+	for round := 0; round < 5; round++ {
+		var wg sync.WaitGroup
+		errs := make([]error, writers)
+		start := make(chan struct{})
+		for i := 0; i < writers; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				b, v, err := s.Load(ctx)
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				<-start // every writer has read the same version
+				mine := b.Clone()
+				mine.Signatures[fmt.Sprintf("sig-%d-%d", round, i)] = &Entry{Reason: "lost write", Status: StatusFailing}
+				errs[i] = UpdateBaseline(ctx, s, v, mine)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d writer %d: %v", round, i, err)
+			}
+		}
+	}
+	got, _, err := s.Load(ctx)
+	must(t, err)
+	for round := 0; round < 5; round++ {
+		for i := 0; i < writers; i++ {
+			if got.Signatures[fmt.Sprintf("sig-%d-%d", round, i)] == nil {
+				t.Errorf("writer %d of round %d was lost", i, round)
+			}
+		}
+	}
+	left, _ := os.ReadDir(dir)
+	if len(left) != 1 {
+		var names []string
+		for _, e := range left {
+			names = append(names, e.Name())
+		}
+		t.Errorf("files left: %v, want only b.json", names)
 	}
 }
