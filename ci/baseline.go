@@ -35,6 +35,9 @@ type Baseline struct {
 	Version    int               `json:"version"`
 	Signatures map[string]*Entry `json:"signatures"`
 	Mutation   *Mutation         `json:"mutation,omitempty"`
+	// Provenance is the build of the run that wrote the baseline last (seedfall and Go
+	// versions, each node's wasm hash): replays of its seeds reproduce with that build.
+	Provenance *engine.Provenance `json:"provenance,omitempty"`
 }
 
 // Entry is one known signature.
@@ -158,6 +161,9 @@ func MergeBaselines(theirs, mine *Baseline) *Baseline {
 	}
 	if m.Mutation != nil && (out.Mutation == nil || m.Mutation.Run >= out.Mutation.Run) {
 		out.Mutation = m.Mutation
+	}
+	if m.Provenance != nil {
+		out.Provenance = m.Provenance
 	}
 	return out
 }

@@ -63,6 +63,9 @@ type Inputs struct {
 	FailOn       string        // new, any or never (input fail-on, default "new")
 	Shard        Shard         // share of the seeds to sweep (input shard, default "1/1")
 	Out          string        // directory for report.html, report.md, junit.xml, results.jsonl (flag -out, default DefaultOut)
+	// Rendering, set by `seedfall report` (not an input), names the results file the
+	// run renders instead of sweeping.
+	Rendering string
 }
 
 // InputNames lists the action inputs, in action.yml order.

@@ -158,7 +158,11 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	if r.in.Shard.Count > 1 {
 		shard = ", shard " + r.in.Shard.String()
 	}
-	r.printf("seedfall ci: %s: sweeping %d seeds of %s (%s mode%s)", where, len(seeds), r.in.Config, mode, shard)
+	if r.in.Rendering != "" {
+		r.printf("seedfall report: rendering %d results of %s from %s", len(seeds), r.in.Config, r.in.Rendering)
+	} else {
+		r.printf("seedfall ci: %s: sweeping %d seeds of %s (%s mode%s)", where, len(seeds), r.in.Config, mode, shard)
+	}
 
 	results, err := r.eng.Sweep(ctx, r.in.Config, seeds)
 	if err != nil {
@@ -556,7 +560,7 @@ func writeFiles(dir string, d *report.Data, results []engine.Result, groups []*g
 		if len(g.shrunk) == 0 || g.status != statusNew {
 			continue
 		}
-		plan := engine.FaultPlan{Seed: g.rep().Seed, Faults: g.shrunk}
+		plan := engine.FaultPlan{Seed: g.rep().Seed, Faults: g.shrunk, Provenance: g.rep().Provenance}
 		data, err := json.MarshalIndent(plan, "", "  ")
 		if err != nil {
 			return err
@@ -702,6 +706,9 @@ func nextBaseline(base *Baseline, groups []*group, fixed []string, results []eng
 	swept := map[uint64]bool{}
 	for _, res := range results {
 		swept[res.Seed] = true
+		if res.Provenance != nil {
+			next.Provenance = res.Provenance
+		}
 	}
 	for _, g := range groups {
 		rep := g.rep()

@@ -50,6 +50,8 @@ type Fault struct {
 type FaultPlan struct {
 	Seed   uint64  `json:"seed,omitempty"`
 	Faults []Fault `json:"faults"`
+	// Provenance records the build the plan was saved from; replay warns when it differs.
+	Provenance *Provenance `json:"provenance,omitempty"`
 }
 
 // String renders a fault on one line, as in seedfall's output:

@@ -85,6 +85,9 @@ type Result struct {
 	SyncSites []string `json:"sync_sites,omitempty"`
 	// Stats are counters about the run (not part of its identity).
 	Stats RunStats `json:"stats"`
+	// Provenance, set by the commands that write results files, records the config
+	// path and the build the result came from (not part of its identity).
+	Provenance *Provenance `json:"provenance,omitempty"`
 }
 
 // RunStats counts what a run did.

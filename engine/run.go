@@ -26,6 +26,7 @@ type Sim struct {
 	modules    []wazero.CompiledModule
 	locs       []*goloc.Table // per module, AllNodes order; nil: no source locations
 	wasmPaths  []string
+	wasmHashes []string // per module, for Provenance
 	antithesis bool
 	// unsafeHostClock: see PrepareOptions.UnsafeHostClock.
 	unsafeHostClock bool
@@ -117,6 +118,7 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 			return nil, fmt.Errorf("compile node %q: %w", nodes[i].Name, err)
 		}
 		s.modules = append(s.modules, m)
+		s.wasmHashes = append(s.wasmHashes, wasmHash(data))
 		loc, lerr := goloc.Load(data)
 		if lerr != nil && opt.Progress != nil {
 			opt.Progress(fmt.Sprintf("node %s: no source locations: %v", nodes[i].Name, lerr))

@@ -78,6 +78,28 @@ func ParseSeeds(spec string) ([]uint64, error) {
 	return out, nil
 }
 
+// FormatSeedSpec writes seeds (ascending, no duplicates) as the shortest spec that
+// ParseSeeds reads back: runs of consecutive seeds as ranges, "1-100,105,200-210".
+func FormatSeedSpec(seeds []uint64) string {
+	var b strings.Builder
+	for i := 0; i < len(seeds); {
+		j := i
+		for j+1 < len(seeds) && seeds[j+1] == seeds[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatUint(seeds[i], 10))
+		if j > i {
+			b.WriteByte('-')
+			b.WriteString(strconv.FormatUint(seeds[j], 10))
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
 // Shard returns shard i of n (1-based) of seeds: every n-th seed starting at index i-1.
 // The shards of 1/n … n/n partition the seeds.
 func Shard(seeds []uint64, i, n int) []uint64 {

@@ -106,3 +106,15 @@ func TestPoolNeverDropsSeeds(t *testing.T) {
 		t.Errorf("no worker could start: err %v, results %d", err, len(res))
 	}
 }
+
+func TestFormatSeedSpec(t *testing.T) {
+	for _, spec := range []string{"1-100", "7", "1-3,5,7-9,100", "0,18446744073709551615"} {
+		seeds, err := ParseSeeds(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := FormatSeedSpec(seeds); got != spec {
+			t.Errorf("FormatSeedSpec(ParseSeeds(%q)) = %q", spec, got)
+		}
+	}
+}

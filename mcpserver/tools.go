@@ -269,6 +269,7 @@ func (s *Server) shrink(ctx context.Context, req *mcp.CallToolRequest, in Shrink
 		return nil, none, err
 	}
 	planFile := filepath.Join(c.sim.Config().Dir, fmt.Sprintf("seed-%d.faults.json", in.Seed))
+	res.Plan.Provenance = c.sim.Provenance(c.cfgArg)
 	if err := cli.SavePlan(planFile, res.Plan); err != nil {
 		return nil, none, fmt.Errorf("save the minimal plan: %w", err)
 	}

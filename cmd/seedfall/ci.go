@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -61,7 +60,9 @@ func (e *ciEngine) Sweep(ctx context.Context, path string, seeds []uint64) ([]en
 	}
 	out := make([]engine.Result, len(rs))
 	seen := map[string]bool{}
+	prov := s.Provenance(path)
 	for i, r := range rs {
+		r.Provenance = prov
 		out[i] = *r
 		if r.Verdict != engine.VerdictFail || r.Failure == nil || seen[r.Failure.Signature] {
 			continue
@@ -180,7 +181,7 @@ func (f fileEngine) Shrink(context.Context, string, engine.Result, time.Duration
 func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("report", stderr)
 	in := fs.String("in", "", "results `file` (JSON lines from seedfall run -out or merge); required")
-	cfgPath := fs.String("c", "seedfall.json", "the config the results came from (shown in replay commands)")
+	cfgPath := fs.String("c", "seedfall.json", "the config the results came from, shown in replay commands (default: the one the sweep recorded)")
 	out := fs.String("out", "seedfall-report", "output `directory` for report.html, report.md and junit.xml")
 	baseline := fs.String("baseline", "", "baseline file to label signatures new/known/fixed")
 	if code, stop := parseFlags(fs, args); stop {
@@ -200,11 +201,21 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	sort.Slice(results, func(i, j int) bool { return results[i].Seed < results[j].Seed })
-	var seeds []string
-	for _, r := range results {
-		seeds = append(seeds, fmt.Sprint(r.Seed))
+	if !flagSet(fs, "c") {
+		// The sweep recorded the config it ran, as given on its command line, so that
+		// the report's replay commands work from the same directory.
+		for _, r := range results {
+			if r.Provenance != nil && r.Provenance.Config != "" {
+				*cfgPath = r.Provenance.Config
+				break
+			}
+		}
 	}
-	args2 := []string{"-c", *cfgPath, "-seeds", strings.Join(seeds, ","), "-out", *out, "-shrink-budget", "0s", "-comment=false", "-fail-on", "any", "-mode", "push"}
+	seeds := make([]uint64, len(results))
+	for i, r := range results {
+		seeds[i] = r.Seed
+	}
+	args2 := []string{"-c", *cfgPath, "-seeds", engine.FormatSeedSpec(seeds), "-out", *out, "-shrink-budget", "0s", "-comment=false", "-fail-on", "any", "-mode", "push"}
 	if *baseline != "" {
 		args2 = append(args2, "-baseline", *baseline)
 	}
@@ -213,6 +224,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "seedfall report: %v\n", err)
 		return exitUsage
 	}
+	inputs.Rendering = *in
 	code, err := ci.Run(ctx, inputs, ci.Env{}, fileEngine{results}, stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "seedfall report: %v\n", err)

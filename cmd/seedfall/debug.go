@@ -51,6 +51,7 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if planFile == "" {
 		planFile = filepath.Join(filepath.Dir(*cfgPath), fmt.Sprintf("seed-%d.faults.json", *seed))
 	}
+	res.Plan.Provenance = sim.Provenance(*cfgPath)
 	if err := savePlan(planFile, res.Plan); err != nil {
 		fmt.Fprintf(stderr, "seedfall shrink: save plan: %v\n", err)
 		return exitUsage

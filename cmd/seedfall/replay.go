@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/cli"
@@ -50,13 +51,19 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return code
 	}
 	defer sim.Close()
+	now := sim.Provenance(*cfgPath)
+	if plan != nil {
+		if diff := plan.Provenance.Differences(now); len(diff) > 0 {
+			fmt.Fprintf(stderr, "seedfall replay: warning: %s was saved from another build (%s): the replay may not reproduce it\n", *faults, strings.Join(diff, "; "))
+		}
+	}
 	opt := engine.RunOptions{Plan: plan, Trace: true, Check: *check, Mutation: *mutation}
 	if !*jsonOut && !*quiet {
 		opt.TraceHook = func(l string) { fmt.Fprintln(stdout, l) }
 	}
 	r := sim.Run(ctx, *seed, opt)
 	if *save != "" {
-		if err := savePlan(*save, &engine.FaultPlan{Seed: *seed, Faults: r.Faults}); err != nil {
+		if err := savePlan(*save, &engine.FaultPlan{Seed: *seed, Faults: r.Faults, Provenance: now}); err != nil {
 			fmt.Fprintf(stderr, "seedfall replay: -save: %v\n", err)
 			return exitUsage
 		}

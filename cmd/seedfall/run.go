@@ -199,6 +199,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	sum := summarize(*cfgPath, results)
 	sum.WallSec = time.Since(t0).Seconds()
 	if *out != "" {
+		prov := sim.Provenance(*cfgPath)
+		for _, r := range results {
+			r.Provenance = prov
+		}
 		if err := writeResults(*out, results); err != nil {
 			fmt.Fprintf(stderr, "seedfall run: -out: %v\n", err)
 			return exitUsage

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/seedfall/seedfall/engine"
+)
+
+// TestReportFromResults: `seedfall report` renders a saved sweep as what it is (no
+// "sweeping" line), its replay commands name the config the sweep ran (recorded in the
+// results), and its seed list is ranges, not every seed.
+func TestReportFromResults(t *testing.T) {
+	dir := t.TempDir()
+	results := filepath.Join(dir, "results.jsonl")
+	code, stdout, stderr := runCLI(t, "run", "-c", kvlogBuggy, "-seeds", "1-100", "-workers", "2", "-q", "-out", results)
+	if code != exitFail {
+		t.Fatalf("sweep: exit %d, want %d (kvlog's bug in 100 seeds)\n%s\n%s", code, exitFail, stdout, stderr)
+	}
+	_, rs := readResults(t, results)
+	prov, _ := rs[0]["provenance"].(map[string]any)
+	if prov["config"] != kvlogBuggy || prov["seedfall"] == "" || !strings.HasPrefix(prov["go"].(string), "go1.") {
+		t.Errorf("results record provenance %v, want the config %s, seedfall's and Go's versions", prov, kvlogBuggy)
+	}
+	if wasm, _ := prov["wasm"].(map[string]any); len(wasm["server"].(string)) != 24 || len(wasm["client"].(string)) != 24 {
+		t.Errorf("provenance wasm hashes %v", prov["wasm"])
+	}
+
+	out := filepath.Join(dir, "report")
+	code, stdout, stderr = runCLI(t, "report", "-in", results, "-out", out)
+	if code != exitFail {
+		t.Fatalf("report: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if strings.Contains(stdout, "sweeping") || !strings.Contains(stdout, "rendering 100 results of "+kvlogBuggy+" from "+results) {
+		t.Errorf("report says it sweeps, or not what it renders:\n%s", stdout)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "seedfall replay -c "+kvlogBuggy+" -seed ") {
+		t.Errorf("report.md's replay commands do not name %s:\n%s", kvlogBuggy, md)
+	}
+	if strings.Contains(string(md), "1,2,3") || !strings.Contains(string(md), "1-100") {
+		t.Errorf("report.md lists the seeds one by one, or not as 1-100:\n%s", md)
+	}
+}
+
+// TestReplayWarnsOnOtherBuild: a plan saved from another build (another seedfall, Go or
+// node code) replays with a warning that says what differs.
+func TestReplayWarnsOnOtherBuild(t *testing.T) {
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "plan.json")
+	if code, _, stderr := runCLI(t, "replay", "-c", kvlogFixed, "-seed", "3", "-q", "-save", plan); code != exitPass {
+		t.Fatalf("replay -save: exit %d\n%s", code, stderr)
+	}
+	code, _, stderr := runCLI(t, "replay", "-c", kvlogFixed, "-seed", "3", "-q", "-faults", plan)
+	if code != exitPass || strings.Contains(stderr, "warning") {
+		t.Fatalf("same build: exit %d, stderr:\n%s", code, stderr)
+	}
+	data, err := os.ReadFile(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p engine.FaultPlan
+	if err := json.Unmarshal(data, &p); err != nil || p.Provenance == nil {
+		t.Fatalf("saved plan has no provenance: %v\n%s", err, data)
+	}
+	p.Provenance.Go = "go1.19"
+	p.Provenance.Wasm["server"] = "000000000000000000000000"
+	data, _ = json.Marshal(p)
+	os.WriteFile(plan, data, 0o644)
+	_, _, stderr = runCLI(t, "replay", "-c", kvlogFixed, "-seed", "3", "-q", "-faults", plan)
+	for _, want := range []string{"warning", "Go go1.19, now go1.", "node server's wasm 000000000000000000000000, now "} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
