@@ -3,10 +3,13 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"runtime"
+	"syscall"
 	"time"
 )
 
@@ -16,12 +19,43 @@ import (
 func InSimulation() bool { return false }
 
 func listen(network, address string) (net.Listener, error) {
-	return net.Listen(network, address)
+	ln, err := net.Listen(network, address)
+	return ln, portableErr(err)
 }
 
 func dial(network, address string, timeout time.Duration) (net.Conn, error) {
-	return net.DialTimeout(network, resolve(address), timeout)
+	c, err := net.DialTimeout(network, resolve(address), timeout)
+	return c, portableErr(err)
 }
+
+// portableErr makes errors.Is(err, syscall.ECONNREFUSED) (and EADDRINUSE, ECONNRESET,
+// EHOSTUNREACH, ENETUNREACH, ECONNABORTED) hold on every OS, as the package promises:
+// Windows reports its own WSA error numbers, which those constants do not match there.
+// The error keeps its text and its chain (errors.As still finds the *net.OpError).
+func portableErr(err error) error { return portableErrOn(err, runtime.GOOS) }
+
+func portableErrOn(err error, goos string) error {
+	if err == nil {
+		return nil
+	}
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return err
+	}
+	if e, ok := winsockErrno(uintptr(errno), goos); ok && e != errno {
+		return &errnoError{err: err, errno: e}
+	}
+	return err
+}
+
+// errnoError is err that also matches errno.
+type errnoError struct {
+	err   error
+	errno syscall.Errno
+}
+
+func (e *errnoError) Error() string   { return e.err.Error() }
+func (e *errnoError) Unwrap() []error { return []error{e.err, e.errno} }
 
 // resolve maps "node:port" to the value of SEEDFALL_ADDR_node, which is either a full
 // "host:port" or just a host (the port is then kept).

@@ -5,6 +5,8 @@ package sim
 import (
 	"bufio"
 	"errors"
+	"net"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -116,5 +118,27 @@ func TestEncode(t *testing.T) {
 	}
 	if encodeDetails(nil) != nil || encodeDetails(map[string]any{}) != nil {
 		t.Error("empty details should encode to nothing")
+	}
+}
+
+// TestPortableErrors: a refused dial on Windows (WSAECONNREFUSED, 10061) matches
+// syscall.ECONNREFUSED as the package documents, keeps its text and its *net.OpError.
+// The same number means something else on Linux and is left alone there.
+func TestPortableErrors(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connectex", syscall.Errno(10061))}
+	err := portableErrOn(refused, "windows")
+	var op *net.OpError
+	if !errors.Is(err, syscall.ECONNREFUSED) || !errors.As(err, &op) || err.Error() != refused.Error() {
+		t.Errorf("windows: %v: Is(ECONNREFUSED)=%v As(*net.OpError)=%v", err, errors.Is(err, syscall.ECONNREFUSED), errors.As(err, &op))
+	}
+	if err := portableErrOn(refused, "linux"); err != error(refused) {
+		t.Errorf("linux: %v was rewrapped", err)
+	}
+	inUse := &net.OpError{Op: "listen", Err: os.NewSyscallError("bind", syscall.Errno(10048))}
+	if !errors.Is(portableErrOn(inUse, "windows"), syscall.EADDRINUSE) {
+		t.Error("WSAEADDRINUSE does not match EADDRINUSE")
+	}
+	if portableErrOn(nil, "windows") != nil {
+		t.Error("nil error became non-nil")
 	}
 }

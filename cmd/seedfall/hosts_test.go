@@ -1,0 +1,31 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCrossBuild: seedfall builds and vets for the Windows and macOS hosts the product
+// supports (the CI workflow runs the tests there: .github/workflows/ci.yml, job hosts).
+func TestCrossBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cross builds: skipped in -short mode")
+	}
+	root := filepath.Join("..", "..")
+	for _, goos := range []string{"windows", "darwin"} {
+		for _, args := range [][]string{
+			{"build", "-o", os.DevNull, "./cmd/seedfall"},
+			{"vet", "./cmd/...", "./engine/...", "./ci/...", "./sim/...", "./report/...", "./internal/...", "./mcpserver/..."},
+		} {
+			cmd := exec.Command("go", args...)
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH=amd64", "CGO_ENABLED=0")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("GOOS=%s go %s: %v\n%s", goos, strings.Join(args, " "), err, out)
+			}
+		}
+	}
+}
