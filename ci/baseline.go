@@ -71,7 +71,12 @@ type Mutant struct {
 	Site   string `json:"site,omitempty"`
 	Killed bool   `json:"killed"`
 	Seed   uint64 `json:"seed,omitempty"`
+	// Outcome is "killed", "survived", "unknown" (a seed could not be judged) or "n/a".
+	Outcome string `json:"outcome,omitempty"`
+	Reason  string `json:"reason,omitempty"`
 }
+
+func (m Mutant) key() string { return m.Name + "\x00" + m.Site }
 
 // NewBaseline returns an empty baseline.
 func NewBaseline() *Baseline {

@@ -63,13 +63,25 @@ type Inputs struct {
 	FailOn       string        // new, any or never (input fail-on, default "new")
 	Shard        Shard         // share of the seeds to sweep (input shard, default "1/1")
 	Out          string        // directory for report.html, report.md, junit.xml, results.jsonl (flag -out, default DefaultOut)
+	// Mutation says when durability mutation testing runs (input mutation): MutationOff
+	// (default), MutationDeep (scheduled, manual and deep runs) or MutationAlways.
+	Mutation string
+	// MutationSeeds are the seeds each mutant runs (input mutation-seeds, default "1-50").
+	MutationSeeds string
 	// Rendering, set by `seedfall report` (not an input), names the results file the
 	// run renders instead of sweeping.
 	Rendering string
 }
 
 // InputNames lists the action inputs, in action.yml order.
-var InputNames = []string{"config", "seeds", "mode", "shrink-budget", "baseline", "token", "comment", "fail-on", "shard"}
+var InputNames = []string{"config", "seeds", "mode", "shrink-budget", "baseline", "token", "comment", "fail-on", "shard", "mutation", "mutation-seeds"}
+
+// When durability mutation testing runs (input mutation).
+const (
+	MutationOff    = "off"
+	MutationDeep   = "deep"   // scheduled and manual runs, and mode deep
+	MutationAlways = "always" // every run
+)
 
 // Shard is a deterministic share of a seed list: shard Index of Count takes the seeds
 // whose position p (0-based, in the sorted list) satisfies p % Count == Index-1.
@@ -163,6 +175,7 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 	defaults := map[string]string{
 		"config": "seedfall.json", "seeds": "1-500", "mode": ModeAuto, "shrink-budget": "2m",
 		"baseline": "", "token": "", "comment": "true", "fail-on": FailOnNew, "shard": "1/1", "out": DefaultOut,
+		"mutation": MutationOff, "mutation-seeds": "1-50",
 	}
 	usage := map[string]string{
 		"config":        "seedfall config file",
@@ -175,6 +188,8 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 		"fail-on":       "new, any or never: which failures fail the step",
 		"shard":         "i/n: sweep a deterministic share of the seeds",
 		"out":           "directory for report.html, report.md, junit.xml and results.jsonl",
+		"mutation":       "off, deep or always: when durability mutation testing runs (deep: scheduled, manual and deep runs)",
+		"mutation-seeds": "seeds each mutant runs, e.g. 1-50",
 	}
 	vals := map[string]*string{}
 	for _, name := range append(append([]string(nil), InputNames...), "out") {
@@ -213,6 +228,9 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 		Token:    get("token"),
 		FailOn:   get("fail-on"),
 		Out:      get("out"),
+
+		Mutation:      get("mutation"),
+		MutationSeeds: get("mutation-seeds"),
 	}
 	if in.Config == "" {
 		return Inputs{}, errors.New("input config: empty (want the path of a seedfall config, e.g. seedfall.json)")
@@ -245,6 +263,14 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 	}
 	if in.Shard, err = ParseShard(get("shard")); err != nil {
 		return Inputs{}, err
+	}
+	switch in.Mutation {
+	case MutationOff, MutationDeep, MutationAlways:
+	default:
+		return Inputs{}, fmt.Errorf("input mutation: %q is not a choice (want off, deep or always)", in.Mutation)
+	}
+	if _, err := ParseSeeds(in.MutationSeeds); err != nil {
+		return Inputs{}, fmt.Errorf("input mutation-seeds: %s", strings.TrimPrefix(err.Error(), "input seeds: "))
 	}
 	if in.Out == "" {
 		in.Out = DefaultOut

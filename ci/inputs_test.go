@@ -73,13 +73,14 @@ func TestParseInputs(t *testing.T) {
 	env := map[string]string{
 		"INPUT_CONFIG": "cfg/seedfall.json", "INPUT_SEEDS": "1-9", "INPUT_SHRINK-BUDGET": "30s",
 		"INPUT_FAIL-ON": "any", "INPUT_COMMENT": "false", "INPUT_SHARD": "2/4", "INPUT_BASELINE": "branch:data",
-		"GITHUB_TOKEN": "from-env",
+		"GITHUB_TOKEN": "from-env", "INPUT_MUTATION": "deep",
 	}
 	getenv := func(k string) string { return env[k] }
-	in, err := ParseInputs([]string{"-seeds", "5-6", "-mode", "deep"}, getenv, io.Discard)
+	in, err := ParseInputs([]string{"-seeds", "5-6", "-mode", "deep", "-mutation-seeds", "1-20"}, getenv, io.Discard)
 	must(t, err)
 	want := Inputs{Config: "cfg/seedfall.json", Seeds: "5-6", Mode: ModeDeep, ShrinkBudget: 30 * time.Second,
-		Baseline: "branch:data", Token: "from-env", Comment: false, FailOn: FailOnAny, Shard: Shard{2, 4}, Out: DefaultOut}
+		Baseline: "branch:data", Token: "from-env", Comment: false, FailOn: FailOnAny, Shard: Shard{2, 4}, Out: DefaultOut,
+		Mutation: MutationDeep, MutationSeeds: "1-20"}
 	if !reflect.DeepEqual(in, want) {
 		t.Errorf("got %+v\nwant %+v", in, want)
 	}
@@ -106,6 +107,8 @@ func TestParseInputs(t *testing.T) {
 		{nil, map[string]string{"INPUT_FAIL-ON": "sometimes"}, `input fail-on: "sometimes"`},
 		{[]string{"-shrink-budget", "soon"}, nil, `input shrink-budget: "soon"`},
 		{[]string{"-comment", "maybe"}, nil, `input comment: "maybe"`},
+		{[]string{"-mutation", "sometimes"}, nil, `input mutation: "sometimes" is not a choice`},
+		{[]string{"-mutation-seeds", "9-1"}, nil, `input mutation-seeds: range "9-1" runs backwards`},
 		{[]string{"-shard", "5/4"}, nil, `input shard: "5/4"`},
 		{[]string{"-seeds", "x"}, nil, `input seeds: "x"`},
 		{[]string{"-baseline", "branch:"}, nil, `input baseline: "branch:"`},

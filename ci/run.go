@@ -28,6 +28,8 @@ type Engine interface {
 	// Shrink reduces r's faults to a minimal list that still fails with r's signature,
 	// within budget. note says how it went ("5 → 2 faults", "budget reached: …").
 	Shrink(ctx context.Context, configPath string, r engine.Result, budget time.Duration) (minimal []engine.Fault, note string, err error)
+	// Mutate runs durability mutation testing (`seedfall mutate`) over seeds per mutant.
+	Mutate(ctx context.Context, configPath string, seeds []uint64) (*Mutation, error)
 }
 
 // Exit codes of Run, as for every seedfall command.
@@ -176,8 +178,9 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	store, base, version, writable := r.loadBaseline(ctx)
 	fixed := label(groups, base, results)
 	r.shrink(ctx, groups)
+	mut := r.mutate(ctx, mode, results)
 
-	data := r.buildData(results, groups, fixed, base)
+	data := r.buildData(results, groups, fixed, base, mut)
 	if err := writeFiles(r.in.Out, data, results, groups); err != nil {
 		return 0, err
 	}
@@ -187,6 +190,9 @@ func (r *runner) run(ctx context.Context) (int, error) {
 
 	if store != nil && writable && mode != ModePR && ev.WritesBaseline() {
 		next := nextBaseline(base, groups, fixed, results, ev.SHA, r.env.RunID)
+		if mut != nil {
+			next.Mutation = mut
+		}
 		if err := UpdateBaseline(ctx, store, version, next); err != nil {
 			r.action.Warningf("seedfall: %v", err)
 		} else {
@@ -371,7 +377,7 @@ func statusRank(s report.Status) int {
 
 // buildData turns the sweep into the report's data. Groups come newest first: new, then
 // known, then fixed; within each, by lowest seed.
-func (r *runner) buildData(results []engine.Result, groups []*group, fixed []string, base *Baseline) *report.Data {
+func (r *runner) buildData(results []engine.Result, groups []*group, fixed []string, base *Baseline, mut *Mutation) *report.Data {
 	sum := report.Summary{
 		Config: r.in.Config,
 		Seeds:  r.in.Seeds,
@@ -475,10 +481,20 @@ func (r *runner) buildData(results []engine.Result, groups []*group, fixed []str
 		Groups:     gs,
 		Properties: aggregateProperties(results),
 	}
-	if m := base.Mutation; m != nil {
-		sum.MutationScore = m.Score
-		for _, mu := range m.Mutants {
-			d.Mutants = append(d.Mutants, report.Mutant{Name: mu.Name, Site: mu.Site, Killed: mu.Killed, Seed: mu.Seed})
+	shown := base.Mutation // the last result, when this run did not mutate
+	blind := blindMutants(base.Mutation, mut)
+	if mut != nil {
+		shown = mut
+		if base.Mutation != nil {
+			sum.MutationWas = base.Mutation.Score
+		}
+		sum.Blind = len(blind)
+	}
+	if shown != nil {
+		sum.MutationScore = shown.Score
+		for _, mu := range shown.Mutants {
+			d.Mutants = append(d.Mutants, report.Mutant{Name: mu.Name, Site: mu.Site, Killed: mu.Killed, Seed: mu.Seed,
+				Outcome: mu.Outcome, Reason: mu.Reason, Blind: blind[mu.key()]})
 		}
 	}
 	if r.ev.Owner != "" && r.env.RunIDString() != "" {
@@ -526,10 +542,70 @@ func exitCode(failOn string, s report.Summary) int {
 		}
 		return ExitPass
 	}
-	if s.New > 0 {
+	if s.New > 0 || s.Blind > 0 {
 		return ExitFailure
 	}
 	return ExitPass
+}
+
+// mutationDue says whether this run does durability mutation testing.
+func (r *runner) mutationDue(mode string) bool {
+	switch r.in.Mutation {
+	case MutationAlways:
+		return true
+	case MutationDeep:
+		return mode == ModeDeep || r.ev.Name == "schedule" || r.ev.Name == "workflow_dispatch"
+	}
+	return false
+}
+
+// mutate runs mutation testing when it is due and the sweep passed (a mutant of a
+// failing system proves nothing). Problems are warnings: the sweep's verdict stands.
+func (r *runner) mutate(ctx context.Context, mode string, results []engine.Result) *Mutation {
+	if !r.mutationDue(mode) {
+		return nil
+	}
+	for _, res := range results {
+		if res.Failed() {
+			r.action.Noticef("seedfall: skipped mutation testing: it needs a sweep that passes, and seed %d failed", res.Seed)
+			return nil
+		}
+	}
+	seeds, err := ParseSeeds(r.in.MutationSeeds)
+	if err != nil {
+		r.action.Warningf("seedfall: mutation testing: %v", err)
+		return nil
+	}
+	r.printf("seedfall ci: mutation testing, up to %d seeds per mutant", len(seeds))
+	m, err := r.eng.Mutate(ctx, r.in.Config, seeds)
+	if err != nil {
+		r.action.Warningf("seedfall: mutation testing: %v", err)
+		return nil
+	}
+	m.Run = r.env.RunID
+	r.printf("seedfall ci: mutation score %s", m.Score)
+	return m
+}
+
+// blindMutants are the mutants that the baseline's mutation run killed and that this
+// run's did not: the checks went blind to that bug class.
+func blindMutants(before, now *Mutation) map[string]bool {
+	out := map[string]bool{}
+	if before == nil || now == nil {
+		return out
+	}
+	killed := map[string]bool{}
+	for _, m := range before.Mutants {
+		if m.Killed {
+			killed[m.key()] = true
+		}
+	}
+	for _, m := range now.Mutants {
+		if killed[m.key()] && !m.Killed && m.Outcome != "n/a" {
+			out[m.key()] = true
+		}
+	}
+	return out
 }
 
 // writeFiles writes report.html, report.md, junit.xml, results.jsonl and the shrunk

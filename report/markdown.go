@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"sort"
 	"strings"
 )
 
@@ -111,7 +112,14 @@ func mdCounts(d *Data) string {
 	}
 	line := []string{mdText(determinismLine(s))}
 	if s.MutationScore != "" {
-		line = append(line, "mutation score "+codeSpan(clip(s.MutationScore, 40)))
+		m := "mutation score " + codeSpan(clip(s.MutationScore, 40))
+		if s.MutationWas != "" && s.MutationWas != s.MutationScore {
+			m += " (was " + codeSpan(clip(s.MutationWas, 40)) + ")"
+		}
+		if s.Blind > 0 {
+			m += fmt.Sprintf(" · **%d %s killed before %s now: the checks went blind**", s.Blind, pluralWord(s.Blind, "mutant"), map[bool]string{true: "survives", false: "survive"}[s.Blind == 1])
+		}
+		line = append(line, m)
 	}
 	if link := mdLink("full report", s.ReportURL); link != "" {
 		line = append(line, link)
@@ -203,12 +211,14 @@ func mdTail(d *Data) string {
 		killed := 0
 		var survived []Mutant
 		for _, m := range d.Mutants {
-			if m.Killed {
+			switch {
+			case m.Killed:
 				killed++
-			} else {
+			case m.Outcome != "n/a":
 				survived = append(survived, m)
 			}
 		}
+		sort.SliceStable(survived, func(i, j int) bool { return survived[i].Blind && !survived[j].Blind })
 		score := d.Summary.MutationScore
 		if score == "" {
 			score = fmt.Sprintf("%d/%d", killed, len(d.Mutants))
@@ -219,9 +229,19 @@ func mdTail(d *Data) string {
 		} else {
 			b.WriteString("A surviving mutation means the checks are blind to that bug class:\n\n")
 			for _, m := range survived {
-				fmt.Fprintf(&b, "- ❌ survived: %s", codeSpan(clip(oneLine(m.Name), 120)))
+				verb := "survived"
+				switch {
+				case m.Blind:
+					verb = "**went blind** (killed before, survives now)"
+				case m.Outcome == "unknown":
+					verb = "unknown"
+				}
+				fmt.Fprintf(&b, "- ❌ %s: %s", verb, codeSpan(clip(oneLine(m.Name), 120)))
 				if m.Site != "" {
 					fmt.Fprintf(&b, " at %s", codeSpan(clip(oneLine(m.Site), 120)))
+				}
+				if m.Outcome == "unknown" && m.Reason != "" {
+					fmt.Fprintf(&b, " — %s", mdText(clip(oneLine(m.Reason), 200)))
 				}
 				b.WriteString("\n")
 			}

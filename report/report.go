@@ -81,6 +81,13 @@ type Mutant struct {
 	Site   string // where the mutation applies, e.g. "fd_datasync"
 	Killed bool   // a check failed with the mutation on: the harness can see this bug class
 	Seed   uint64 // the first seed that killed it, when Killed
+	// Outcome is "killed", "survived", "unknown" (a seed could not be judged: watchdog,
+	// worker crash) or "n/a"; empty means killed or survived as Killed says.
+	Outcome string
+	Reason  string // why, for unknown and n/a
+	// Blind is set when an earlier run killed this mutant and this one did not: the
+	// checks went blind to its bug class. It counts like a new failure.
+	Blind bool
 }
 
 // Summary holds the counts of a sweep and where it ran.
@@ -100,6 +107,10 @@ type Summary struct {
 	ReportURL string
 	// MutationScore is e.g. "7/7"; empty when mutation testing did not run.
 	MutationScore string
+	// MutationWas is the baseline's score when this run mutated too ("" otherwise);
+	// Blind counts the mutants killed then and not now.
+	MutationWas string
+	Blind       int
 }
 
 // Data is everything a report shows.

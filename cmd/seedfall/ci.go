@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"sync"
 	"time"
@@ -90,6 +91,31 @@ func (e *ciEngine) Shrink(ctx context.Context, path string, r engine.Result, bud
 		note += " (budget reached: maybe not minimal)"
 	}
 	return res.Plan.Faults, note, nil
+}
+
+// Mutate runs `seedfall mutate` over seeds with the config's operators.
+func (e *ciEngine) Mutate(ctx context.Context, path string, seeds []uint64) (*ci.Mutation, error) {
+	s, err := e.sim(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	operators := engine.MutationNames()
+	if len(s.Config().Mutate) > 0 {
+		operators = s.Config().Mutate
+	}
+	rep, err := runMutants(ctx, s, path, seeds, operators, runtime.NumCPU(), e.stderr, func(mr mutantResult) { printMutant(e.stderr, mr) })
+	if err != nil {
+		return nil, err
+	}
+	m := &ci.Mutation{Score: rep.Score}
+	for _, mr := range rep.Mutants {
+		reason := mr.Reason
+		if mr.Outcome == "n/a" {
+			reason = mr.NotApplicable
+		}
+		m.Mutants = append(m.Mutants, ci.Mutant{Name: mr.Name, Site: mr.Site, Killed: mr.Killed, Seed: mr.Seed, Outcome: mr.Outcome, Reason: reason})
+	}
+	return m, nil
 }
 
 func (e *ciEngine) close() {
@@ -176,6 +202,10 @@ func (f fileEngine) Sweep(_ context.Context, _ string, seeds []uint64) ([]engine
 
 func (f fileEngine) Shrink(context.Context, string, engine.Result, time.Duration) ([]engine.Fault, string, error) {
 	return nil, "not shrunk: seedfall report renders results without rerunning them", nil
+}
+
+func (f fileEngine) Mutate(context.Context, string, []uint64) (*ci.Mutation, error) {
+	return nil, errors.New("seedfall report renders results without rerunning them")
 }
 
 func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -135,93 +135,16 @@ func cmdMutate(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			}
 		}
 	}
-	pool, err := newPool(sim, *workers)
+	var progress func(mutantResult)
+	if !*jsonOut {
+		progress = func(mr mutantResult) { printMutant(stdout, mr) }
+	}
+	rep, err := runMutants(ctx, sim, *cfgPath, seeds, operators, *workers, stderr, progress)
 	if err != nil {
 		fmt.Fprintf(stderr, "seedfall mutate: %v\n", err)
 		return exitUsage
 	}
-	defer pool.Close()
-	sp := sweepSpec{sim: sim, workers: *workers, pool: pool}
-	// First, the unmutated system must pass: a mutant of a failing system proves nothing.
-	fmt.Fprintf(stderr, "unmutated sweep of %d seeds…\n", len(seeds))
-	sp.seeds = seeds
-	base, err := sweep(ctx, sp)
-	if err != nil {
-		fmt.Fprintf(stderr, "seedfall mutate: %v\n", err)
-		return exitUsage
-	}
-	for _, r := range base {
-		if r.Failed() {
-			fmt.Fprintf(stderr, "seedfall mutate: the unmutated system already fails on seed %d (%s); mutation testing needs a passing sweep: fix the failure or use a passing config\n", r.Seed, r.Failure.Reason)
-			return exitUsage
-		}
-	}
-	rep := mutateReport{Config: *cfgPath, Seeds: *seedSpec}
-	var sites []string
-	for _, r := range base {
-		for _, s := range r.SyncSites {
-			if !contains(sites, s) {
-				sites = append(sites, s)
-			}
-		}
-	}
-	sortStrings(sites)
-	var use engine.RunStats
-	for _, r := range base {
-		use.Fsyncs += r.Stats.Fsyncs
-		use.Fdatasyncs += r.Stats.Fdatasyncs
-		use.DirSyncs += r.Stats.DirSyncs
-		use.OSyncWrites += r.Stats.OSyncWrites
-		use.Replacing += r.Stats.Replacing
-	}
-	strict := sim.Config().StrictDirs
-	type mutant struct{ name, kind, site, mutation string }
-	var ms []mutant
-	for _, o := range operators {
-		ms = append(ms, mutant{name: o, kind: "os", mutation: o})
-	}
-	for _, s := range sites {
-		ms = append(ms, mutant{name: "fsync-noop@" + s, kind: "call-site", site: s, mutation: engine.MutSitePrefix + s})
-	}
-	for _, m := range ms {
-		if why := notApplicable(m.mutation, use, strict); why != "" {
-			rep.Mutants = append(rep.Mutants, mutantResult{Name: m.name, Kind: m.kind, Site: m.site, Outcome: "n/a", NotApplicable: why})
-			if !*jsonOut {
-				fmt.Fprintf(stdout, "n/a       %-40s %s\n", m.name, why)
-			}
-			continue
-		}
-		sp.mutation = m.mutation
-		kill, unjudged, n, err := sweepUntilFail(ctx, sp, seeds)
-		if err != nil {
-			fmt.Fprintf(stderr, "seedfall mutate: %s: %v\n", m.name, err)
-			return exitUsage
-		}
-		mr := mutantResult{Name: m.name, Kind: m.kind, Site: m.site, Seeds: n}
-		mutantOutcome(&mr, kill, unjudged, func(seed uint64) string {
-			return fmt.Sprintf("seedfall replay -c %s -seed %d -mutation '%s'", *cfgPath, seed, m.mutation)
-		})
-		if mr.Killed {
-			rep.Killed++
-		}
-		rep.Mutants = append(rep.Mutants, mr)
-		if !*jsonOut {
-			switch mr.Outcome {
-			case "killed":
-				fmt.Fprintf(stdout, "killed    %-40s seed %d: %s\n", m.name, mr.Seed, oneLine(mr.Reason, 90))
-			case "unknown":
-				fmt.Fprintf(stdout, "UNKNOWN   %-40s %s\n", m.name, oneLine(mr.Reason, 120))
-			default:
-				fmt.Fprintf(stdout, "SURVIVED  %-40s %d seeds passed\n", m.name, n)
-			}
-		}
-	}
-	for _, m := range rep.Mutants {
-		if m.NotApplicable == "" {
-			rep.Total++
-		}
-	}
-	rep.Score = fmt.Sprintf("%d/%d", rep.Killed, rep.Total)
+	rep.Seeds = *seedSpec
 	if *out != "" {
 		data, _ := json.MarshalIndent(rep, "", "  ")
 		if err := os.WriteFile(*out, append(data, '\n'), 0o644); err != nil {
@@ -251,6 +174,104 @@ func cmdMutate(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitFail
 	}
 	return exitPass
+}
+
+// runMutants is `seedfall mutate` without its output: the unmutated sweep must pass,
+// then every applicable operator and fsync call site runs over seeds until a check
+// fails. progress (may be nil) sees each mutant as it is decided; log gets the steps.
+func runMutants(ctx context.Context, sim *engine.Sim, cfgPath string, seeds []uint64, operators []string, workers int, log io.Writer, progress func(mutantResult)) (mutateReport, error) {
+	pool, err := newPool(sim, workers)
+	if err != nil {
+		return mutateReport{}, err
+	}
+	defer pool.Close()
+	sp := sweepSpec{sim: sim, workers: workers, pool: pool}
+	// First, the unmutated system must pass: a mutant of a failing system proves nothing.
+	fmt.Fprintf(log, "unmutated sweep of %d seeds…\n", len(seeds))
+	sp.seeds = seeds
+	base, err := sweep(ctx, sp)
+	if err != nil {
+		return mutateReport{}, err
+	}
+	for _, r := range base {
+		if r.Failed() {
+			return mutateReport{}, fmt.Errorf("the unmutated system already fails on seed %d (%s); mutation testing needs a passing sweep: fix the failure or use a passing config", r.Seed, r.Failure.Reason)
+		}
+	}
+	rep := mutateReport{Config: cfgPath, Seeds: engine.FormatSeedSpec(seeds)}
+	var sites []string
+	for _, r := range base {
+		for _, s := range r.SyncSites {
+			if !contains(sites, s) {
+				sites = append(sites, s)
+			}
+		}
+	}
+	sortStrings(sites)
+	var use engine.RunStats
+	for _, r := range base {
+		use.Fsyncs += r.Stats.Fsyncs
+		use.Fdatasyncs += r.Stats.Fdatasyncs
+		use.DirSyncs += r.Stats.DirSyncs
+		use.OSyncWrites += r.Stats.OSyncWrites
+		use.Replacing += r.Stats.Replacing
+	}
+	strict := sim.Config().StrictDirs
+	type mutant struct{ name, kind, site, mutation string }
+	var ms []mutant
+	for _, o := range operators {
+		ms = append(ms, mutant{name: o, kind: "os", mutation: o})
+	}
+	for _, s := range sites {
+		ms = append(ms, mutant{name: "fsync-noop@" + s, kind: "call-site", site: s, mutation: engine.MutSitePrefix + s})
+	}
+	for _, m := range ms {
+		if why := notApplicable(m.mutation, use, strict); why != "" {
+			mr := mutantResult{Name: m.name, Kind: m.kind, Site: m.site, Outcome: "n/a", NotApplicable: why}
+			rep.Mutants = append(rep.Mutants, mr)
+			if progress != nil {
+				progress(mr)
+			}
+			continue
+		}
+		sp.mutation = m.mutation
+		kill, unjudged, n, err := sweepUntilFail(ctx, sp, seeds)
+		if err != nil {
+			return mutateReport{}, fmt.Errorf("%s: %w", m.name, err)
+		}
+		mr := mutantResult{Name: m.name, Kind: m.kind, Site: m.site, Seeds: n}
+		mutantOutcome(&mr, kill, unjudged, func(seed uint64) string {
+			return fmt.Sprintf("seedfall replay -c %s -seed %d -mutation '%s'", cfgPath, seed, m.mutation)
+		})
+		if mr.Killed {
+			rep.Killed++
+		}
+		rep.Mutants = append(rep.Mutants, mr)
+		if progress != nil {
+			progress(mr)
+		}
+	}
+	for _, m := range rep.Mutants {
+		if m.NotApplicable == "" {
+			rep.Total++
+		}
+	}
+	rep.Score = fmt.Sprintf("%d/%d", rep.Killed, rep.Total)
+	return rep, nil
+}
+
+// printMutant prints one decided mutant as `seedfall mutate` does.
+func printMutant(w io.Writer, mr mutantResult) {
+	switch mr.Outcome {
+	case "n/a":
+		fmt.Fprintf(w, "n/a       %-40s %s\n", mr.Name, mr.NotApplicable)
+	case "killed":
+		fmt.Fprintf(w, "killed    %-40s seed %d: %s\n", mr.Name, mr.Seed, oneLine(mr.Reason, 90))
+	case "unknown":
+		fmt.Fprintf(w, "UNKNOWN   %-40s %s\n", mr.Name, oneLine(mr.Reason, 120))
+	default:
+		fmt.Fprintf(w, "SURVIVED  %-40s %d seeds passed\n", mr.Name, mr.Seeds)
+	}
 }
 
 func contains(xs []string, x string) bool {
