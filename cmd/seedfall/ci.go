@@ -15,6 +15,7 @@ import (
 
 	"github.com/seedfall/seedfall/ci"
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/cli"
 )
 
 // ciEngine adapts the engine to the ci flow: sweeps run in worker processes, the first
@@ -55,7 +56,7 @@ func (e *ciEngine) Sweep(ctx context.Context, path string, seeds []uint64) ([]en
 	if err != nil {
 		return nil, err
 	}
-	rs, err := sweep(ctx, sweepSpec{sim: s, seeds: seeds, progress: e.stderr})
+	rs, err := cli.Sweep(ctx, cli.SweepSpec{Sim: s, Seeds: seeds, Progress: e.stderr})
 	if err != nil {
 		return nil, err
 	}

@@ -119,9 +119,6 @@ func loadAndPrepare(ctx context.Context, path string, stderr io.Writer, quiet bo
 	return s, 0
 }
 
-// faultsBefore returns the faults applied up to the failure.
-func faultsBefore(r *engine.Result) []engine.Fault { return cli.FaultsBefore(r) }
-
 // printFailure prints one failing result: seed, faults before the failure, reason.
 func printFailure(w io.Writer, r *engine.Result, cfgPath string) {
 	at := ""
@@ -133,7 +130,7 @@ func printFailure(w io.Writer, r *engine.Result, cfgPath string) {
 		reason = r.Failure.Reason
 	}
 	fmt.Fprintf(w, "FAIL seed %d%s %s\n", r.Seed, at, reason)
-	fb := faultsBefore(r)
+	fb := cli.FaultsBefore(r)
 	fmt.Fprintf(w, "  faults before the failure (%d):\n", len(fb))
 	for _, f := range fb {
 		fmt.Fprintf(w, "    %s\n", f.String())

@@ -32,7 +32,7 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	var plan *engine.FaultPlan
 	if *faults != "" {
 		var err error
-		if plan, err = loadPlan(*faults); err != nil {
+		if plan, err = cli.LoadPlan(*faults); err != nil {
 			fmt.Fprintf(stderr, "seedfall shrink: %v\n", err)
 			return exitUsage
 		}
@@ -52,11 +52,11 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		planFile = filepath.Join(filepath.Dir(*cfgPath), fmt.Sprintf("seed-%d.faults.json", *seed))
 	}
 	res.Plan.Provenance = sim.Provenance(*cfgPath)
-	if err := savePlan(planFile, res.Plan); err != nil {
+	if err := cli.SavePlan(planFile, res.Plan); err != nil {
 		fmt.Fprintf(stderr, "seedfall shrink: save plan: %v\n", err)
 		return exitUsage
 	}
-	before := faultsBefore(res.Minimal)
+	before := cli.FaultsBefore(res.Minimal)
 	replay := fmt.Sprintf("seedfall replay -c %s -seed %d -faults %s", *cfgPath, *seed, planFile)
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
@@ -107,7 +107,7 @@ func cmdCause(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	var plan *engine.FaultPlan
 	if *faults != "" {
 		var err error
-		if plan, err = loadPlan(*faults); err != nil {
+		if plan, err = cli.LoadPlan(*faults); err != nil {
 			fmt.Fprintf(stderr, "seedfall cause: %v\n", err)
 			return exitUsage
 		}
@@ -117,7 +117,7 @@ func cmdCause(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return code
 	}
 	defer sim.Close()
-	tty := isTerminal(stderr)
+	tty := cli.IsTerminal(stderr)
 	res, err := sim.Cause(ctx, *seed, engine.CauseOptions{Plan: plan, Moments: *moments, Futures: *futures, Workers: *workers,
 		Progress: func(done, total int) {
 			if tty && (done%20 == 0 || done == total) {

@@ -7,9 +7,11 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/cli"
 )
 
 // mutantResult is one mutant's outcome. The JSON shape is documented in docs/mutate.md
@@ -45,11 +47,11 @@ type mutateReport struct {
 // failure of the checks, so the reported killing seed does not depend on timing. kill is
 // the lowest such failure; unjudged is the lowest seed that could not be judged (a
 // watchdog, a worker crash, a tool error), which never counts as a kill.
-func sweepUntilFail(ctx context.Context, sp sweepSpec, seeds []uint64) (kill, unjudged *engine.Result, run int, err error) {
-	chunk := 4 * max(1, sp.workers)
+func sweepUntilFail(ctx context.Context, sp cli.SweepSpec, seeds []uint64) (kill, unjudged *engine.Result, run int, err error) {
+	chunk := 4 * max(1, sp.Workers)
 	for i := 0; i < len(seeds); i += chunk {
-		sp.seeds = seeds[i:min(i+chunk, len(seeds))]
-		rs, err := sweep(ctx, sp)
+		sp.Seeds = seeds[i:min(i+chunk, len(seeds))]
+		rs, err := cli.Sweep(ctx, sp)
 		if err != nil {
 			return nil, unjudged, run, err
 		}
@@ -129,7 +131,7 @@ func cmdMutate(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *ops != "" {
 		operators = strings.Split(*ops, ",")
 		for _, o := range operators {
-			if !contains(engine.MutationNames(), o) {
+			if !slices.Contains(engine.MutationNames(), o) {
 				fmt.Fprintf(stderr, "seedfall mutate: -ops: %q is not an operator (want %s)\n", o, strings.Join(engine.MutationNames(), ", "))
 				return exitUsage
 			}
@@ -180,16 +182,16 @@ func cmdMutate(ctx context.Context, args []string, stdout, stderr io.Writer) int
 // then every applicable operator and fsync call site runs over seeds until a check
 // fails. progress (may be nil) sees each mutant as it is decided; log gets the steps.
 func runMutants(ctx context.Context, sim *engine.Sim, cfgPath string, seeds []uint64, operators []string, workers int, log io.Writer, progress func(mutantResult)) (mutateReport, error) {
-	pool, err := newPool(sim, workers)
+	pool, err := cli.NewPool(sim, workers, "")
 	if err != nil {
 		return mutateReport{}, err
 	}
 	defer pool.Close()
-	sp := sweepSpec{sim: sim, workers: workers, pool: pool}
+	sp := cli.SweepSpec{Sim: sim, Workers: workers, Pool: pool}
 	// First, the unmutated system must pass: a mutant of a failing system proves nothing.
 	fmt.Fprintf(log, "unmutated sweep of %d seeds…\n", len(seeds))
-	sp.seeds = seeds
-	base, err := sweep(ctx, sp)
+	sp.Seeds = seeds
+	base, err := cli.Sweep(ctx, sp)
 	if err != nil {
 		return mutateReport{}, err
 	}
@@ -202,12 +204,12 @@ func runMutants(ctx context.Context, sim *engine.Sim, cfgPath string, seeds []ui
 	var sites []string
 	for _, r := range base {
 		for _, s := range r.SyncSites {
-			if !contains(sites, s) {
+			if !slices.Contains(sites, s) {
 				sites = append(sites, s)
 			}
 		}
 	}
-	sortStrings(sites)
+	slices.Sort(sites)
 	var use engine.RunStats
 	for _, r := range base {
 		use.Fsyncs += r.Stats.Fsyncs
@@ -234,7 +236,7 @@ func runMutants(ctx context.Context, sim *engine.Sim, cfgPath string, seeds []ui
 			}
 			continue
 		}
-		sp.mutation = m.mutation
+		sp.Mutation = m.mutation
 		kill, unjudged, n, err := sweepUntilFail(ctx, sp, seeds)
 		if err != nil {
 			return mutateReport{}, fmt.Errorf("%s: %w", m.name, err)
@@ -271,23 +273,6 @@ func printMutant(w io.Writer, mr mutantResult) {
 		fmt.Fprintf(w, "UNKNOWN   %-40s %s\n", mr.Name, oneLine(mr.Reason, 120))
 	default:
 		fmt.Fprintf(w, "SURVIVED  %-40s %d seeds passed\n", mr.Name, mr.Seeds)
-	}
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
-func sortStrings(xs []string) {
-	for i := 1; i < len(xs); i++ {
-		for j := i; j > 0 && xs[j] < xs[j-1]; j-- {
-			xs[j], xs[j-1] = xs[j-1], xs[j]
-		}
 	}
 }
 

@@ -13,10 +13,6 @@ import (
 )
 
 // loadPlan reads a fault plan file.
-func loadPlan(path string) (*engine.FaultPlan, error) { return cli.LoadPlan(path) }
-
-func savePlan(path string, p *engine.FaultPlan) error { return cli.SavePlan(path, p) }
-
 func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("replay", stderr)
 	cfgPath := fs.String("c", "seedfall.json", "config `file`")
@@ -41,7 +37,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	var plan *engine.FaultPlan
 	if *faults != "" {
 		var err error
-		if plan, err = loadPlan(*faults); err != nil {
+		if plan, err = cli.LoadPlan(*faults); err != nil {
 			fmt.Fprintf(stderr, "seedfall replay: %v\n", err)
 			return exitUsage
 		}
@@ -63,7 +59,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	r := sim.Run(ctx, *seed, opt)
 	if *save != "" {
-		if err := savePlan(*save, &engine.FaultPlan{Seed: *seed, Faults: r.Faults, Provenance: now}); err != nil {
+		if err := cli.SavePlan(*save, &engine.FaultPlan{Seed: *seed, Faults: r.Faults, Provenance: now}); err != nil {
 			fmt.Fprintf(stderr, "seedfall replay: -save: %v\n", err)
 			return exitUsage
 		}

@@ -16,42 +16,6 @@ import (
 	"github.com/seedfall/seedfall/report"
 )
 
-// sweepSpec is what a sweep needs; run, mutate, ci and mcp share it (cli.SweepSpec).
-type sweepSpec struct {
-	sim      *engine.Sim
-	seeds    []uint64
-	check    bool
-	mutation string
-	workers  int
-	inproc   bool
-	outDir   string
-	progress io.Writer    // nil: quiet
-	pool     *engine.Pool // reused workers (nil: start and stop a pool for this sweep)
-}
-
-// sweep runs the seeds, in worker processes unless inproc.
-func sweep(ctx context.Context, sp sweepSpec) ([]*engine.Result, error) {
-	return cli.Sweep(ctx, cli.SweepSpec{Sim: sp.sim, Seeds: sp.seeds, Check: sp.check, Mutation: sp.mutation,
-		Workers: sp.workers, InProc: sp.inproc, OutDir: sp.outDir, Progress: sp.progress, Pool: sp.pool})
-}
-
-// newPool starts worker processes of this binary for the sim's config and modules.
-func newPool(sim *engine.Sim, workers int) (*engine.Pool, error) {
-	return cli.NewPool(sim, workers, "")
-}
-
-func isTerminal(w io.Writer) bool { return cli.IsTerminal(w) }
-
-// The -json output of run is shared with the MCP server.
-type (
-	sweepSummary   = cli.SweepSummary
-	signatureGroup = cli.SignatureGroup
-)
-
-func summarize(cfgPath string, results []*engine.Result) sweepSummary {
-	return cli.Summarize(cfgPath, results)
-}
-
 func propertyRows(ps []engine.PropertySummary) []report.Property {
 	var out []report.Property
 	for _, p := range ps {
@@ -66,7 +30,7 @@ func propertyRows(ps []engine.PropertySummary) []report.Property {
 
 // printSweep prints failures, the property table and the summary line; it returns the
 // exit code.
-func printSweep(w io.Writer, s sweepSummary, cfgArg string) int {
+func printSweep(w io.Writer, s cli.SweepSummary, cfgArg string) int {
 	for _, g := range s.Signatures {
 		printFailure(w, g.First, cfgArg)
 		if len(g.Seeds) > 1 {
@@ -188,7 +152,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		outDir = filepath.Dir(*out)
 	}
 	t0 := time.Now()
-	results, err := sweep(ctx, sweepSpec{sim: sim, seeds: seeds, check: *check, mutation: *mutation, workers: *workers, inproc: *inproc, progress: progress, outDir: outDir})
+	results, err := cli.Sweep(ctx, cli.SweepSpec{Sim: sim, Seeds: seeds, Check: *check, Mutation: *mutation, Workers: *workers, InProc: *inproc, Progress: progress, OutDir: outDir})
 	if err != nil && len(results) == 0 {
 		fmt.Fprintf(stderr, "seedfall run: %v\n", err)
 		return exitUsage
@@ -196,7 +160,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "seedfall run: stopped early: %v (%d of %d seeds ran)\n", err, len(results), len(seeds))
 	}
-	sum := summarize(*cfgPath, results)
+	sum := cli.Summarize(*cfgPath, results)
 	sum.WallSec = time.Since(t0).Seconds()
 	if *out != "" {
 		prov := sim.Provenance(*cfgPath)
