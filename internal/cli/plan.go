@@ -14,13 +14,19 @@ func LoadPlan(path string) (*engine.FaultPlan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read fault plan: %w", err)
 	}
+	return ParsePlan(path, data)
+}
+
+// ParsePlan decodes and validates a fault plan; errors start with name and name the
+// field ("plan.json: faults[2]: …").
+func ParsePlan(name string, data []byte) (*engine.FaultPlan, error) {
 	var p engine.FaultPlan
 	if err := json.Unmarshal(data, &p); err != nil {
-		return nil, fmt.Errorf("%s: invalid fault plan: %w", path, err)
+		return nil, fmt.Errorf("%s: invalid fault plan: %w", name, err)
 	}
 	for i, f := range p.Faults {
 		if err := f.Validate(); err != nil {
-			return nil, fmt.Errorf("%s: faults[%d]: %w", path, i, err)
+			return nil, fmt.Errorf("%s: faults[%d]: %w", name, i, err)
 		}
 	}
 	return &p, nil
