@@ -73,11 +73,21 @@ func printSweep(w io.Writer, s cli.SweepSummary, cfgArg string) int {
 	if s.Errors > 0 {
 		extra += fmt.Sprintf(", %d could not run", s.Errors)
 	}
-	if bad == 0 {
+	props := ""
+	if n := len(s.PropFails); n > 0 {
+		props = fmt.Sprintf("; %s", plural(n, "property failed", "properties failed"))
+	}
+	switch {
+	case bad == 0 && props == "":
 		fmt.Fprintf(w, "ok %s passed (%d hit the time horizon)\n", plural(s.Passed, "seed", "seeds"), s.Horizon)
-	} else {
-		fmt.Fprintf(w, "FAIL %d of %s failed (%s)%s; %d passed (%d hit the time horizon)\n",
-			bad, plural(s.Seeds, "seed", "seeds"), plural(len(s.Signatures), "distinct failure", "distinct failures"), extra, s.Passed, s.Horizon)
+	case bad == 0:
+		// Every seed passed on its own, but the sweep's properties did not hold: one
+		// verdict, and it is the exit code's.
+		fmt.Fprintf(w, "FAIL %s, although every seed passed (%d hit the time horizon)\n",
+			plural(len(s.PropFails), "property failed", "properties failed"), s.Horizon)
+	default:
+		fmt.Fprintf(w, "FAIL %d of %s failed (%s)%s%s; %d passed (%d hit the time horizon)\n",
+			bad, plural(s.Seeds, "seed", "seeds"), plural(len(s.Signatures), "distinct failure", "distinct failures"), extra, props, s.Passed, s.Horizon)
 	}
 	if bad > 0 || len(s.PropFails) > 0 {
 		return exitFail

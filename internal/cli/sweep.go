@@ -64,10 +64,7 @@ func Sweep(ctx context.Context, sp SweepSpec) ([]*engine.Result, error) {
 		if sp.Progress == nil {
 			return
 		}
-		el := time.Since(start)
-		rate := float64(done) / el.Seconds()
-		eta := time.Duration(float64(total-done)/max(rate, 1e-9)) * time.Second / time.Second
-		line := fmt.Sprintf("%d/%d seeds, %d failed, %.1f seeds/s, ETA %s", done, total, failed, rate, eta.Round(time.Second))
+		line := ProgressLine(done, failed, total, time.Since(start))
 		if tty {
 			fmt.Fprintf(sp.Progress, "\r\033[K%s", line)
 			if done == total {
@@ -104,6 +101,18 @@ func Sweep(ctx context.Context, sp SweepSpec) ([]*engine.Result, error) {
 		defer pool.Close()
 	}
 	return pool.Sweep(ctx, sp.Seeds, engine.SeedRequest{Mutation: sp.Mutation, Check: sp.Check}, onResult)
+}
+
+// ProgressLine is a sweep's progress after done of total seeds (failed of them failed)
+// in el: "200/400 seeds, 3 failed, 12.5 seeds/s, ETA 16s".
+func ProgressLine(done, failed, total int, el time.Duration) string {
+	rate := float64(done) / max(el.Seconds(), 1e-9)
+	eta := "?"
+	if done > 0 {
+		left := time.Duration(float64(total-done) / rate * float64(time.Second))
+		eta = left.Round(time.Second).String()
+	}
+	return fmt.Sprintf("%d/%d seeds, %d failed, %.1f seeds/s, ETA %s", done, total, failed, rate, eta)
 }
 
 // NewPool starts worker processes of the seedfall binary exe (default: this process's
