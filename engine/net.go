@@ -242,8 +242,9 @@ func (nw *network) deliver(to *node, seg segment) {
 		c.established = true
 		w.wake(c.owner)
 	case segData:
+		could := from.canWrite()
 		from.inflight -= len(seg.data)
-		nw.sent(from)
+		nw.sent(from, could)
 		c := from.peer
 		if c == nil {
 			return
@@ -260,7 +261,7 @@ func (nw *network) deliver(to *node, seg segment) {
 		w.wake(c.owner)
 	case segFIN:
 		from.finAcked = true
-		nw.sent(from)
+		nw.sent(from, true)
 		c := from.peer
 		if c == nil {
 			return
@@ -277,7 +278,7 @@ func (nw *network) deliver(to *node, seg segment) {
 		switch {
 		case c.closed:
 			// An orphan: nobody is left to see the error.
-			nw.sent(c)
+			nw.sent(c, true)
 		case from.err != 0:
 			c.err = from.err // a refused connect
 		case c.eof && c.finAcked:
@@ -341,16 +342,17 @@ func (nw *network) pump(s *sock) {
 	}
 }
 
-// sent is called when part of s's send buffer left it: it wakes a writer that waits for
-// space, and forgets an orphan that has nothing left to send.
-func (nw *network) sent(s *sock) {
+// sent is called when part of s's send buffer left it (could: s was writable before):
+// it wakes a writer that waits for space, and forgets an orphan that has nothing left
+// to send.
+func (nw *network) sent(s *sock, could bool) {
 	if s.closed {
 		if s.dead || s.finAcked {
 			nw.orphans = slices.DeleteFunc(nw.orphans, func(o *sock) bool { return o == s })
 		}
 		return
 	}
-	if s.canWrite() || s.dead {
+	if !could && s.canWrite() {
 		nw.w.wake(s.owner)
 	}
 }
@@ -455,7 +457,7 @@ func (nw *network) close(s *sock) {
 		nw.orphans = append(nw.orphans, s)
 	}
 	nw.shutdownWrite(s)
-	nw.sent(s)
+	nw.sent(s, true)
 }
 
 // abort drops what s had to send and sends a reset (RST) to the peer, behind what is on
@@ -467,7 +469,7 @@ func (nw *network) abort(s *sock) {
 		nw.send(s.owner.node, s.remote, segment{kind: segRST, from: s})
 	}
 	if s.closed {
-		nw.sent(s)
+		nw.sent(s, true)
 	}
 }
 
