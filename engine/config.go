@@ -55,6 +55,8 @@ type Config struct {
 	Workload NodeConfig `json:"workload"`
 	// Faults says how hostile the world is.
 	Faults FaultConfig `json:"faults"`
+	// Net sizes the simulated sockets' buffers.
+	Net NetConfig `json:"net"`
 	// StrictDirs makes a create, rename, unlink or mkdir survive a crash only once its
 	// parent directory has been fsynced.
 	StrictDirs bool `json:"strict_dirs,omitempty"`
@@ -137,6 +139,18 @@ type FaultConfig struct {
 	StartAfter Duration `json:"start_after,omitempty"`
 	// MaxFaults caps the faults in one plan (default 64).
 	MaxFaults int `json:"max_faults,omitempty"`
+}
+
+// NetConfig sizes each simulated TCP socket's buffers, as net.ipv4.tcp_wmem and
+// tcp_rmem do on Linux. A writer whose send buffer is full blocks (EAGAIN on the
+// non-blocking fds Go uses) until the peer reads.
+type NetConfig struct {
+	// SendBufferKiB bounds what a socket holds of what was written and not yet delivered
+	// into the peer's receive buffer (default 256).
+	SendBufferKiB int `json:"send_buffer_kib,omitempty"`
+	// RecvBufferKiB bounds what a socket holds unread plus what is on its way to it: the
+	// window it offers its peer (default 256).
+	RecvBufferKiB int `json:"recv_buffer_kib,omitempty"`
 }
 
 // LinConfig names the Porcupine model the workload's history is checked against.
@@ -285,6 +299,14 @@ func (c *Config) validate() error {
 	if c.OutputLimitKiB < 0 {
 		return fmt.Errorf("field output_limit_kib: %d is negative", c.OutputLimitKiB)
 	}
+	for _, b := range []struct {
+		name string
+		v    int
+	}{{"net.send_buffer_kib", c.Net.SendBufferKiB}, {"net.recv_buffer_kib", c.Net.RecvBufferKiB}} {
+		if b.v < 0 || b.v > 65536 {
+			return fmt.Errorf("field %s: %d is out of range (1 to 65536 KiB)", b.name, b.v)
+		}
+	}
 	if c.Linearizability != nil {
 		switch c.Linearizability.Model {
 		case "register", "kv":
@@ -312,6 +334,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.OutputLimitKiB == 0 {
 		c.OutputLimitKiB = 1024
+	}
+	if c.Net.SendBufferKiB == 0 {
+		c.Net.SendBufferKiB = 256
+	}
+	if c.Net.RecvBufferKiB == 0 {
+		c.Net.RecvBufferKiB = 256
 	}
 	f := &c.Faults
 	if f.CrashMidOp == nil {

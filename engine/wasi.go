@@ -596,8 +596,8 @@ func (inc *incarnation) readv(m api.Memory, fd, iovs, n, nreadPtr uint32, at int
 				}
 				return uint32(errno)
 			}
-			if k < len(b) {
-				break
+			if k < len(b) || !e.sock.hasData() {
+				break // not into the next iovec: a pending error is reported by the next call
 			}
 		}
 	}
@@ -674,10 +674,13 @@ func (inc *incarnation) writev(m api.Memory, fd, iovs, n, nwrittenPtr uint32, at
 			return errnoSpipe
 		}
 		inc.advance(tick)
-		if errno := inc.w.net.write(e.sock, data); errno != 0 {
+		k, errno := inc.w.net.write(e.sock, data)
+		if errno != 0 {
 			return uint32(errno)
 		}
 		inc.maybePreempt()
+		putU32(m, nwrittenPtr, uint32(k))
+		return 0
 	}
 	putU32(m, nwrittenPtr, uint32(len(data)))
 	return 0

@@ -3,6 +3,12 @@
 // every connection at that interval). As -role=client it is the workload: it pings the
 // -targets in turn and prints each round trip, or counts heartbeats, reconnecting after
 // errors, which it names by errno ("reset", "refused"), and exits 0 when done.
+//
+// The ordering tests use two more roles: -role=sink accepts connections and prints, after
+// every read, what the connection delivered so far as runs of bytes ("read A1000 B10",
+// and at the end "read A1000 B10 EOF"); -role=burst dials -targets,
+// waits -wait, writes -pre bytes of 'A', waits -gap, then writes -post bytes of 'B'
+// and/or closes (-close), printing each step, and exits 0 after -linger.
 package main
 
 import (
@@ -10,6 +16,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strings"
@@ -27,7 +34,21 @@ func main() {
 	hb := flag.Duration("heartbeat", 0, "server: send a heartbeat at this interval; client: count heartbeats")
 	logPings := flag.Bool("log", false, "server: print every ping received")
 	disk := flag.Bool("disk", false, "server: append every ping to /log and fsync it")
+	pre := flag.Int("pre", 1000, "burst: bytes of 'A' written first")
+	post := flag.Int("post", 10, "burst: bytes of 'B' written after -gap")
+	gap := flag.Duration("gap", 500*time.Microsecond, "burst: pause between the two writes")
+	wait := flag.Duration("wait", 100*time.Millisecond, "burst: pause after the dial")
+	closeAfter := flag.Bool("close", false, "burst: close the connection after the writes")
+	linger := flag.Duration("linger", time.Second, "burst: pause before exiting")
 	flag.Parse()
+	switch *role {
+	case "sink":
+		sink()
+		return
+	case "burst":
+		burst(*targets, *pre, *post, *gap, *wait, *closeAfter, *linger)
+		return
+	}
 	if *role == "server" {
 		serve(*hb, *logPings, *disk)
 		return
@@ -179,5 +200,82 @@ func heartbeats(addr string, n int, every time.Duration) {
 		}
 		last = time.Now()
 	}
+	fmt.Println("done")
+}
+
+// sink prints, per accepted connection, the runs of equal bytes it delivered and how it
+// ended ("read A1000 B10 EOF").
+func sink() {
+	ln, err := sim.Listen("tcp", ":7000")
+	if err != nil {
+		fmt.Println("listen:", err)
+		os.Exit(1)
+	}
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			fmt.Println("accept:", err)
+			continue
+		}
+		go func() {
+			defer c.Close()
+			var runs []string
+			var cur byte
+			n := 0
+			buf := make([]byte, 512)
+			for {
+				k, err := c.Read(buf)
+				for _, b := range buf[:k] {
+					if n > 0 && b != cur {
+						runs = append(runs, fmt.Sprintf("%c%d", cur, n))
+						n = 0
+					}
+					cur = b
+					n++
+				}
+				so := runs
+				if n > 0 {
+					so = append(so[:len(so):len(so)], fmt.Sprintf("%c%d", cur, n))
+				}
+				if err != nil {
+					end := "EOF"
+					if !errors.Is(err, io.EOF) {
+						end = classify(err)
+					}
+					fmt.Printf("read %s\n", strings.Join(append(so, end), " "))
+					return
+				}
+				fmt.Printf("read %s\n", strings.Join(so, " "))
+			}
+		}()
+	}
+}
+
+// burst writes pre bytes of 'A', then (after gap) post bytes of 'B' and/or closes.
+func burst(addr string, pre, post int, gap, wait time.Duration, closeAfter bool, linger time.Duration) {
+	c, err := sim.Dial("tcp", addr)
+	if err != nil {
+		fmt.Printf("dial %s: %s\n", addr, classify(err))
+		os.Exit(1)
+	}
+	time.Sleep(wait)
+	if _, err := c.Write([]byte(strings.Repeat("A", pre))); err != nil {
+		fmt.Println("write A:", classify(err))
+		os.Exit(1)
+	}
+	fmt.Println("wrote A")
+	time.Sleep(gap)
+	if post > 0 {
+		if _, err := c.Write([]byte(strings.Repeat("B", post))); err != nil {
+			fmt.Println("write B:", classify(err))
+			os.Exit(1)
+		}
+		fmt.Println("wrote B")
+	}
+	if closeAfter {
+		c.Close()
+		fmt.Println("closed")
+	}
+	time.Sleep(linger)
 	fmt.Println("done")
 }
