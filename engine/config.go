@@ -135,8 +135,21 @@ type FaultConfig struct {
 	ClockSkewPPM int64 `json:"clock_skew_ppm,omitempty"`
 	// StartAfter delays the first fault (default 50ms), so nodes can start.
 	StartAfter Duration `json:"start_after,omitempty"`
-	// MaxFaults caps the faults in one plan (default 64).
-	MaxFaults int `json:"max_faults,omitempty"`
+	// MaxFaults caps the faults in one generated plan (default 64 when absent; an
+	// explicit 0 means no generated faults).
+	MaxFaults *int `json:"max_faults,omitempty"`
+}
+
+// defaultMaxFaults is the cap on a generated plan when the config does not set one.
+const defaultMaxFaults = 64
+
+// maxFaults is the cap on a generated plan: MaxFaults, or the default when it is unset
+// (a Config built in code rather than parsed).
+func (f *FaultConfig) maxFaults() int {
+	if f.MaxFaults == nil {
+		return defaultMaxFaults
+	}
+	return *f.MaxFaults
 }
 
 // LinConfig names the Porcupine model the workload's history is checked against.
@@ -276,8 +289,8 @@ func (c *Config) validate() error {
 	if f.ClockSkewPPM < 0 || f.ClockSkewPPM > 100000 {
 		return fmt.Errorf("field faults.clock_skew_ppm: %d is out of range (0 to 100000)", f.ClockSkewPPM)
 	}
-	if f.MaxFaults < 0 {
-		return fmt.Errorf("field faults.max_faults: %d is negative", f.MaxFaults)
+	if f.MaxFaults != nil && *f.MaxFaults < 0 {
+		return fmt.Errorf("field faults.max_faults: %d is negative", *f.MaxFaults)
 	}
 	if c.MemoryLimitMiB < 0 || c.MemoryLimitMiB > 4096 {
 		return fmt.Errorf("field memory_limit_mib: %d is out of range (1 to 4096)", c.MemoryLimitMiB)
@@ -342,8 +355,9 @@ func (c *Config) setDefaults() {
 	if f.StartAfter == 0 {
 		f.StartAfter = Duration(50 * time.Millisecond)
 	}
-	if f.MaxFaults == 0 {
-		f.MaxFaults = 64
+	if f.MaxFaults == nil {
+		m := defaultMaxFaults
+		f.MaxFaults = &m
 	}
 	if c.Linearizability != nil && c.Linearizability.Timeout == 0 {
 		c.Linearizability.Timeout = Duration(10 * time.Second)

@@ -13,6 +13,7 @@ func generatePlan(cfg *Config, seed uint64, from int64, nodes []*node) *FaultPla
 	r := streamRand(seed, "plan")
 	f := cfg.Faults
 	horizon := int64(cfg.Horizon)
+	maxFaults := f.maxFaults()
 	start := max(from, int64(f.StartAfter))
 	var servers, all []string
 	for _, n := range nodes {
@@ -27,7 +28,7 @@ func generatePlan(cfg *Config, seed uint64, from int64, nodes []*node) *FaultPla
 			return
 		}
 		t := float64(start)
-		for len(out) < 4*f.MaxFaults {
+		for len(out) < 4*maxFaults {
 			t += r.ExpFloat64() / rate * 1e9
 			if t > float64(horizon) {
 				return
@@ -75,8 +76,8 @@ func generatePlan(cfg *Config, seed uint64, from int64, nodes []*node) *FaultPla
 		})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].AtNS < out[j].AtNS })
-	if len(out) > f.MaxFaults {
-		out = out[:f.MaxFaults]
+	if len(out) > maxFaults {
+		out = out[:maxFaults]
 	}
 	if out == nil {
 		out = []Fault{}
