@@ -5,7 +5,9 @@ package engine_test
 // given plan.
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/seedfall/seedfall/engine"
 )
@@ -42,5 +44,37 @@ func TestMaxFaultsZeroMeansNone(t *testing.T) {
 	}
 	if _, err := engine.ParseConfig([]byte(`{"workload": {"pkg": "./c"}, "faults": {"max_faults": -1}}`)); err == nil {
 		t.Error("max_faults -1 accepted")
+	}
+}
+
+// TestClockSkewLongTimer: a node whose clock runs at +50 ppm (or -50 ppm) sleeps 3 h of
+// its own time. Its clocks and timers run at rate 1 + ppm/1e6 (docs/faults.md), so the
+// sleep ends after 3h/(1+ppm/1e6) of virtual time and the node's monotonic clock reads
+// 3 h then. (Scaling the timeout as ns*1e6 overflowed int64 beyond 2.56 h, and the
+// timer fired at once.)
+func TestClockSkewLongTimer(t *testing.T) {
+	t.Parallel()
+	cfg := fmt.Sprintf(`{"nodes":[%s],"workload":%s,"horizon":"5h","watchdog":"10s"}`,
+		ftNode("clock", "./clock", "-every", "3h", "-n", "1"), ftNode("client", "./wait", "-for", "4h"))
+	s := ftSim(t, cfg)
+	for _, ppm := range []int64{50, -50, 100000} {
+		t.Run(fmt.Sprintf("%+dppm", ppm), func(t *testing.T) {
+			r := ftRun(t, s, 1, ftPlan(engine.Fault{Kind: engine.FaultClockSkew, Node: "clock", SkewPPM: ppm}))
+			if r.Verdict != engine.VerdictPass {
+				t.Fatalf("%s\n%s", r, ftDump(r))
+			}
+			ticks := ftTicks(t, r)
+			if len(ticks) != 1 {
+				t.Fatalf("%d ticks, want 1:\n%s", len(ticks), ftDump(r))
+			}
+			own := 3 * time.Hour
+			want := time.Duration(float64(own) / (1 + float64(ppm)/1e6))
+			if d := ticks[0].at - want; d < 0 || d > time.Millisecond {
+				t.Errorf("woke at virtual %s, want %s (3h at %+d ppm)", ticks[0].at, want, ppm)
+			}
+			if m := time.Duration(ticks[0].mono) * time.Millisecond; m < own || m > own+time.Millisecond {
+				t.Errorf("own monotonic clock at wake %s, want 3h", m)
+			}
+		})
 	}
 }
