@@ -5,6 +5,7 @@ package engine_test
 // given plan.
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -76,5 +77,50 @@ func TestClockSkewLongTimer(t *testing.T) {
 				t.Errorf("own monotonic clock at wake %s, want 3h", m)
 			}
 		})
+	}
+}
+
+// causeEIOConfig: the workload does six disk ops (#4 and #6 are fsyncs) and exits 3 if
+// one fails; a server idles. fsync_eio and crashes are on.
+func causeEIOConfig() string {
+	return basicConfig(`"horizon": "1s", "faults": {"fsync_eio": 0.5, "crash_per_sec": 20, "crash_mid_op": 0}`,
+		basicNode("server", "sleep-forever"), basicNode("client", "diskops", "/d"))
+}
+
+// TestCauseFuturesDrawFaultsUnderPlan: with a given plan (-faults), the futures cause
+// re-randomizes draw every random fault after the moment, fsync EIO included, as they
+// do without one. (Only the replayed past follows the plan.)
+func TestCauseFuturesDrawFaultsUnderPlan(t *testing.T) {
+	t.Parallel()
+	s := prepared(t, "cause-eio.json", causeEIOConfig())
+	empty := &engine.FaultPlan{Seed: 1, Faults: []engine.Fault{}}
+	// Control: the plan alone rules the run, nothing is drawn.
+	if r := runSeed(t, s, 1, empty); len(r.Faults) != 0 {
+		t.Fatalf("the empty plan applied %d faults:\n%s", len(r.Faults), traceText(r))
+	}
+	eio, crash := 0, 0
+	for k := uint64(1); k <= 8; k++ {
+		r := s.Run(context.Background(), 1, engine.RunOptions{Plan: empty, ReseedAt: 1, FutureSeed: 1000 + k, Trace: true})
+		for _, f := range r.Faults {
+			switch f.Kind {
+			case engine.FaultFsyncEIO:
+				eio++
+			case engine.FaultCrash:
+				crash++
+			}
+		}
+	}
+	if eio == 0 || crash == 0 {
+		t.Errorf("8 futures under a plan drew %d fsync EIOs and %d crashes; want some of each (fsync_eio 0.5, 20 crashes/s)", eio, crash)
+	}
+	// Cause itself: the plan fails fsync #4; from the first moment on, futures fail the
+	// same way on their own draws too, so P(fail) is above 0 before the planned EIO.
+	plan := &engine.FaultPlan{Seed: 1, Faults: []engine.Fault{{Kind: engine.FaultFsyncEIO, Node: "client", DiskOp: 4, Incarnation: 1}}}
+	res, err := s.Cause(context.Background(), 1, engine.CauseOptions{Plan: plan, Moments: 2, Futures: 8, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := res.Moments[0]; m.Fails == 0 {
+		t.Errorf("first moment %+v: no future failed; futures under a plan draw no fsync EIO (moments %+v)", m, res.Moments)
 	}
 }

@@ -310,6 +310,10 @@ func (w *world) reseed() {
 	w.rngNet = streamRand(fs, "net")
 	w.rngDisk = streamRand(fs, "disk")
 	w.tracef("world", "future re-randomized (seed %d)", fs)
+	// A given plan rules only the replayed past: from here on every random fault is drawn
+	// from the config's rates, the per-fsync EIO draws included (they honour only a run
+	// without a plan).
+	w.opt.plan = nil
 	// Drop the faults planned after this moment and draw new ones.
 	var keep []Fault
 	for _, f := range w.planned {
