@@ -154,7 +154,12 @@ func (f *FaultConfig) maxFaults() int {
 
 // LinConfig names the Porcupine model the workload's history is checked against.
 type LinConfig struct {
-	Model   string   `json:"model"` // "register" or "kv"
+	Model string `json:"model"` // "register" or "kv"
+	// Steps is the checker's budget: model steps of the search per partition (default
+	// 10,000,000). A history that needs more is "unknown", on every host alike.
+	Steps int64 `json:"steps,omitempty"`
+	// Timeout is a wall-clock safety net (default 60s). Its outcome depends on the host,
+	// so it never reaches the trace: it is reported apart, as unknown.
 	Timeout Duration `json:"timeout,omitempty"`
 }
 
@@ -304,6 +309,9 @@ func (c *Config) validate() error {
 		default:
 			return fmt.Errorf("field linearizability.model: %q is not a model (want \"register\" or \"kv\")", c.Linearizability.Model)
 		}
+		if c.Linearizability.Steps < 0 || c.Linearizability.Timeout < 0 {
+			return errors.New("field linearizability.steps and timeout must not be negative")
+		}
 	}
 	for i, m := range c.Mutate {
 		if !knownMutation(m) {
@@ -360,7 +368,10 @@ func (c *Config) setDefaults() {
 		f.MaxFaults = &m
 	}
 	if c.Linearizability != nil && c.Linearizability.Timeout == 0 {
-		c.Linearizability.Timeout = Duration(10 * time.Second)
+		c.Linearizability.Timeout = Duration(60 * time.Second)
+	}
+	if c.Linearizability != nil && c.Linearizability.Steps == 0 {
+		c.Linearizability.Steps = 10_000_000
 	}
 }
 

@@ -7,6 +7,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -122,5 +123,50 @@ func TestCauseFuturesDrawFaultsUnderPlan(t *testing.T) {
 	}
 	if m := res.Moments[0]; m.Fails == 0 {
 		t.Errorf("first moment %+v: no future failed; futures under a plan draw no fsync EIO (moments %+v)", m, res.Moments)
+	}
+}
+
+// linConfig is a workload recording a hard, non-linearizable register history of n
+// writes, checked under the given linearizability settings.
+func linConfig(n int, lin string) string {
+	return basicConfig(`"horizon": "10s", "linearizability": `+lin, basicNode("client", "lin-hard", strconv.Itoa(n)))
+}
+
+// TestLinBudgetNeverShapesTheTrace: whether the linearizability checker decides a
+// history or runs out of its budget (the wall-clock timeout, or the step budget) is not
+// part of the run: the trace hash is the same either way, and -check does not call it
+// nondeterminism. Running out is reported apart (LinUnknown), not as a pass or failure.
+func TestLinBudgetNeverShapesTheTrace(t *testing.T) {
+	t.Parallel()
+	decided := prepared(t, "lin-decided.json", linConfig(12, `{"model": "register", "timeout": "1m"}`))
+	tinyWall := prepared(t, "lin-tiny-wall.json", linConfig(12, `{"model": "register", "timeout": "1ns"}`))
+	tinySteps := prepared(t, "lin-tiny-steps.json", linConfig(12, `{"model": "register", "steps": 10}`))
+	big := runSeed(t, decided, 1, nil)
+	if big.Verdict != engine.VerdictFail || big.Failure == nil || big.Failure.Kind != "linearizability" || big.LinUnknown {
+		t.Fatalf("generous budget: %s (unknown %v), want a linearizability failure\n%s", big, big.LinUnknown, traceText(big))
+	}
+	for _, tc := range []struct {
+		name string
+		s    *engine.Sim
+	}{{"wall 1ns", tinyWall}, {"10 steps", tinySteps}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runSeed(t, tc.s, 1, nil)
+			if !r.LinUnknown || r.Failure != nil || r.LinDetail == "" {
+				t.Fatalf("tiny budget: %s unknown=%v, want an unknown check and no failure\n%s", r, r.LinUnknown, traceText(r))
+			}
+			if r.TraceHash != big.TraceHash {
+				t.Errorf("trace hash %s with a tiny budget, %s with a generous one:\n%s\n---\n%s", r.TraceHash, big.TraceHash, traceText(r), traceText(big))
+			}
+			c := tc.s.Run(context.Background(), 1, engine.RunOptions{Check: true})
+			if c.Divergence != nil || (c.Failure != nil && c.Failure.Kind == "nondeterminism") {
+				t.Errorf("-check: %v %+v", c.Failure, c.Divergence)
+			}
+		})
+	}
+	// -check with a budget that sometimes runs out on one run and not the other: the
+	// verdict of -check is never nondeterminism.
+	c := decided.Run(context.Background(), 1, engine.RunOptions{Check: true})
+	if c.Divergence != nil || c.Failure == nil || c.Failure.Kind != "linearizability" {
+		t.Errorf("-check with a generous budget: %v %+v", c.Failure, c.Divergence)
 	}
 }

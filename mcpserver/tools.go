@@ -46,8 +46,8 @@ type RunOutput struct {
 	Errors   int  `json:"errors" jsonschema:"seeds the tool could not run"`
 	Checked  bool `json:"checked" jsonschema:"every seed ran twice and the traces were compared"`
 	Diverged int  `json:"diverged" jsonschema:"seeds whose two runs differ (nondeterminism)"`
-	// LinUnknown counts seeds whose linearizability check timed out.
-	LinUnknown       int                      `json:"lin_unknown" jsonschema:"seeds whose linearizability check timed out"`
+	// LinUnknown counts seeds whose linearizability check ran out of its budget.
+	LinUnknown       int                      `json:"lin_unknown" jsonschema:"seeds whose linearizability check ran out of its budget (unknown)"`
 	Signatures       []SignatureGroup         `json:"signatures" jsonschema:"distinct failures, by lowest seed"`
 	Properties       []engine.PropertySummary `json:"properties" jsonschema:"the workload's properties aggregated over the seeds"`
 	PropertyFailures []string                 `json:"property_failures,omitempty" jsonschema:"sweep-level property failures (a sometimes property never true, a reachable one never reached)"`
