@@ -7,6 +7,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strconv"
 	"testing"
 	"time"
@@ -168,5 +169,58 @@ func TestLinBudgetNeverShapesTheTrace(t *testing.T) {
 	c := decided.Run(context.Background(), 1, engine.RunOptions{Check: true})
 	if c.Divergence != nil || c.Failure == nil || c.Failure.Kind != "linearizability" {
 		t.Errorf("-check with a generous budget: %v %+v", c.Failure, c.Divergence)
+	}
+}
+
+// panicRun runs the panics guest as the server, with the given mode, on seed.
+func panicRun(t *testing.T, mode string, seed uint64, workload bool) *engine.Result {
+	t.Helper()
+	node := fmt.Sprintf(`{"name": "server", "pkg": "./guests/panics", "args": [%q]}`, mode)
+	cfg := basicConfig(`"horizon": "10s"`, node, basicNode("client", "idle", "5s"))
+	if workload {
+		cfg = basicConfig(`"horizon": "10s"`, fmt.Sprintf(`{"name": "client", "pkg": "./guests/panics", "args": [%q]}`, mode))
+	}
+	s := prepared(t, fmt.Sprintf("panics-%s-%v.json", mode, workload), cfg)
+	r := runSeed(t, s, seed, nil)
+	if r.Verdict != engine.VerdictFail || r.Failure == nil {
+		t.Fatalf("%s on seed %d: %s, want a failure\n%s", mode, seed, r, traceText(r))
+	}
+	return r
+}
+
+// TestPanicFailureReason: a Go panic's failure reason is its "panic: …" line and the
+// first frame of the guest's own code, not the last line of the traceback; the same
+// panic on many seeds (other values in the message) is one signature, and two
+// different panics of one program are two.
+func TestPanicFailureReason(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mode     string
+		workload bool
+		want     *regexp.Regexp
+	}{
+		{"index", false, regexp.MustCompile(`^server#1 crashed: exit_code\(2\): panic: index \d+ out of range for item 0x[0-9a-f]+ \(in main\.indexPanic at guests/panics/main\.go:\d+\)$`)},
+		{"sorted", false, regexp.MustCompile(`^server#1 crashed: exit_code\(2\): panic: assignment to entry in nil map \(in main\.sortedPanic\.func1 at guests/panics/main\.go:\d+\)$`)},
+		{"repanic", false, regexp.MustCompile(`^server#1 crashed: exit_code\(2\): panic: first failure on seed \d+ \(in main\.repanic\.func1 at guests/panics/main\.go:\d+\)$`)},
+		{"index", true, regexp.MustCompile(`^client#1: panic: index \d+ out of range for item 0x[0-9a-f]+ \(in main\.indexPanic at guests/panics/main\.go:\d+\)$`)},
+	} {
+		t.Run(fmt.Sprintf("%s workload=%v", tc.mode, tc.workload), func(t *testing.T) {
+			var sig string
+			for seed := uint64(1); seed <= 3; seed++ {
+				r := panicRun(t, tc.mode, seed, tc.workload)
+				if !tc.want.MatchString(r.Failure.Reason) {
+					t.Errorf("seed %d: reason %q, want it to match %s", seed, r.Failure.Reason, tc.want)
+				}
+				if seed == 1 {
+					sig = r.Failure.Signature
+				} else if r.Failure.Signature != sig {
+					t.Errorf("seed %d: signature %s (%s), seed 1 had %s: one panic, two signatures", seed, r.Failure.Signature, engine.SignatureKey(r), sig)
+				}
+			}
+		})
+	}
+	a, b := panicRun(t, "index", 1, false), panicRun(t, "sorted", 1, false)
+	if a.Failure.Signature == b.Failure.Signature {
+		t.Errorf("two different panics have one signature %s: %q and %q", a.Failure.Signature, engine.SignatureKey(a), engine.SignatureKey(b))
 	}
 }

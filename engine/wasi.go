@@ -1229,6 +1229,7 @@ func (inc *incarnation) emitLine(line string) {
 	if strings.TrimSpace(line) != "" {
 		inc.lastLine = strings.TrimSpace(line)
 	}
+	inc.panics.line(line)
 	inc.w.addLine(fmt.Sprintf("%12s %s | %s", FormatDuration(inc.w.now), inc.label, line))
 }
 

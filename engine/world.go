@@ -169,6 +169,7 @@ type incarnation struct {
 	out      [3]strings.Builder // partial lines of fd 1 and 2
 	outBytes int
 	lastLine string
+	panics   panicScan // the Go runtime's panic report in the output, if any
 	mod      api.Module
 
 	opWhat       string
@@ -561,6 +562,9 @@ func (w *world) afterExit(inc *incarnation) {
 			return
 		}
 		reason := inc.lastLine
+		if pr := inc.panicReason(); pr != "" {
+			reason = pr
+		}
 		if reason == "" {
 			reason = fmt.Sprintf("workload exited with code %d%s", inc.code, detail)
 		}
@@ -569,7 +573,9 @@ func (w *world) afterExit(inc *incarnation) {
 	}
 	if inc.code != 0 && !inc.killed {
 		reason := fmt.Sprintf("%s crashed: exit_code(%d)", inc.label, inc.code)
-		if inc.lastLine != "" {
+		if pr := inc.panicReason(); pr != "" {
+			reason += ": " + pr
+		} else if inc.lastLine != "" {
 			reason += ": " + inc.lastLine
 		}
 		if inc.errMsg != "" {
