@@ -99,7 +99,7 @@ func printSweep(w io.Writer, s sweepSummary, cfgArg string) int {
 		}
 	}
 	if s.LinUnknown > 0 {
-		fmt.Fprintf(w, "linearizability: %s where the checker timed out (unknown, not counted as passes of the check)\n", plural(s.LinUnknown, "seed", "seeds"))
+		fmt.Fprintf(w, "linearizability: %s where the checker ran out of its budget (unknown, not counted as passes of the check)\n", plural(s.LinUnknown, "seed", "seeds"))
 	}
 	bad := s.Failed + s.Watchdog + s.Errors
 	extra := ""
