@@ -55,8 +55,13 @@ func Signature(r *Result) string {
 	return "sig-" + hex.EncodeToString(h[:])[:12]
 }
 
-// SignatureKey is the text behind Signature: "kind|normalized reason".
+// SignatureKey is the text behind Signature: "kind|normalized reason". A watchdog
+// outcome is one bug however it was noticed (the run's own wall-clock budget, or the
+// sweep killing a worker that stopped answering), so its key is the kind alone.
 func SignatureKey(r *Result) string {
+	if r.Failure.Kind == string(VerdictWatchdog) {
+		return r.Failure.Kind + "|a guest ran past the wall-clock watchdog without host calls"
+	}
 	return r.Failure.Kind + "|" + NormalizeReason(r.Failure.Reason)
 }
 

@@ -183,7 +183,7 @@ type IsolatedOptions struct {
 	// requests (one per line) on stdin and writes one JSON Result per line on stdout (see
 	// ServeWorker).
 	Command func() *exec.Cmd
-	// Grace is added to the config's watchdog before a worker is killed (default 10s, or
+	// Grace is added to the config's watchdog before a worker is killed (default 2s, or
 	// $SEEDFALL_WATCHDOG_GRACE).
 	Grace time.Duration
 	// OnResult is called for each result as it completes, serialized.
@@ -211,7 +211,7 @@ type Pool struct {
 func NewPool(cfg *Config, opt IsolatedOptions) *Pool {
 	grace := opt.Grace
 	if grace == 0 {
-		grace = 10 * time.Second
+		grace = 2 * time.Second
 		if d, err := time.ParseDuration(os.Getenv("SEEDFALL_WATCHDOG_GRACE")); err == nil {
 			grace = d
 		}
@@ -360,7 +360,12 @@ type worker struct {
 	in     io.WriteCloser
 	out    *bufio.Reader
 	stderr *tailBuffer
+	served int // requests answered
 }
+
+// startAllowance is added to a fresh worker's first limit: it loads and compiles the
+// modules (from the compilation cache) before it can answer.
+const startAllowance = 60 * time.Second
 
 type tailBuffer struct {
 	mu  sync.Mutex
@@ -419,6 +424,9 @@ func (wk *worker) run(ctx context.Context, req SeedRequest, limit time.Duration)
 		line, err := wk.out.ReadBytes('\n')
 		ch <- answer{line, err}
 	}()
+	if wk.served == 0 {
+		limit += startAllowance
+	}
 	t := time.NewTimer(limit)
 	defer t.Stop()
 	select {
@@ -430,6 +438,7 @@ func (wk *worker) run(ctx context.Context, req SeedRequest, limit time.Duration)
 		if err := json.Unmarshal(a.line, &r); err != nil {
 			return nil, fmt.Errorf("bad answer from worker: %w", err)
 		}
+		wk.served++
 		return &r, nil
 	case <-t.C:
 		return nil, fmt.Errorf("timeout")

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"math/rand/v2"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -281,6 +282,11 @@ func (w *world) run(ctx context.Context) *Result {
 					Reason: fmt.Sprintf("%s ran for more than the wall-clock budget %s without yielding (a loop without host calls?)", inc.label, w.opt.wallBudget),
 					AtNS:   w.now}
 				w.watchdogHit = true
+				// The spinning guest's goroutine never reaches a safe point again, so the
+				// next garbage collection would wait for it forever and hang this process
+				// before it can report. The process is spent (a worker exits after this
+				// result): collect no more.
+				debug.SetGCPercent(-1)
 				break
 			}
 			continue

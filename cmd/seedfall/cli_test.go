@@ -328,3 +328,28 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestRunSpinEverySeed: a guest that spins without host calls on every seed is one
+// bug: every seed is a watchdog outcome with the same signature, however the worker
+// noticed it, and no seed is lost to a worker that was exiting after the one before.
+func TestRunSpinEverySeed(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "spin.jsonl")
+	code, stdout, stderr := runCLI(t, "run", "-c", filepath.Join(testdata, "spin-all.json"), "-seeds", "1-3", "-workers", "2", "-q", "-out", out)
+	if code != exitFail {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitFail, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "FAIL 3 of 3 seeds failed (1 distinct failure), 3 stopped by the watchdog; 0 passed") {
+		t.Errorf("summary:\n%s", stdout)
+	}
+	_, rs := readResults(t, out)
+	sigs := map[string]bool{}
+	for _, r := range rs {
+		if r["verdict"] != "watchdog" {
+			t.Errorf("seed %v: verdict %v", r["seed"], r["verdict"])
+		}
+		sigs[r["failure"].(map[string]any)["signature"].(string)] = true
+	}
+	if len(rs) != 3 || len(sigs) != 1 {
+		t.Errorf("%d results with %d signatures, want 3 with 1", len(rs), len(sigs))
+	}
+}

@@ -145,10 +145,11 @@ func main() {
 		sim.Call(n, map[string]string{"op": "read"}).Return(map[string]string{"value": "never written"})
 		fmt.Printf("recorded %d operations\n", n+1)
 	case "spin":
-		// spin [seed]: spin without host calls when the run's seed is that seed.
+		// spin [seed]: spin without host calls when the run's seed is that seed ("all":
+		// on every seed).
 		fmt.Println("started")
 		time.Sleep(10 * time.Millisecond)
-		if os.Getenv("SEEDFALL_SEED") == arg(0, "") {
+		if s := arg(0, ""); s == "all" || os.Getenv("SEEDFALL_SEED") == s {
 			fmt.Println("spinning")
 			spin()
 		}
