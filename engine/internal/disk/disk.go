@@ -114,10 +114,10 @@ type FS struct {
 	maxFile  int64
 	unit     int64
 	// pairs numbers the two halves of cross-directory renames (see nsOp.pair).
-	pairs uint64
-	inodes   map[Ino]*inode
-	next     Ino
-	used     int64
+	pairs  uint64
+	inodes map[Ino]*inode
+	next   Ino
+	used   int64
 }
 
 type inode struct {
