@@ -1129,7 +1129,7 @@ func pathLink(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	return errnoOf(err)
 }
 
-func pathSymlink(inc *incarnation, m api.Memory, s []uint64) uint32 { return errnoNotSup }
+func pathSymlink(inc *incarnation, m api.Memory, s []uint64) uint32  { return errnoNotSup }
 func pathReadlink(inc *incarnation, m api.Memory, s []uint64) uint32 { return errnoInval }
 
 func pathRemoveDirectory(inc *incarnation, m api.Memory, s []uint64) uint32 {
