@@ -181,8 +181,10 @@ var (
 
 const diskSeeds = 40
 
+// The writes are a few dozen bytes, inside one sector: tear_unit 1 lets them tear at
+// any byte (TestFaultTearUnit covers sector tears).
 func diskConfig(torn bool, mode string) string {
-	return basicConfig(fmt.Sprintf(`"faults": {"torn_writes": %v}, "horizon": "10s"`, torn),
+	return basicConfig(fmt.Sprintf(`"faults": {"torn_writes": %v, "tear_unit": 1}, "horizon": "10s"`, torn),
 		basicNode("n", mode, "/d"), basicNode("client", "idle", "2s"))
 }
 
