@@ -47,7 +47,7 @@ func TestUnpatchedOneFault(t *testing.T) {
 // PR #22's approach (skip the partial entry in memory, keep its bytes in the file)
 // still corrupts the log: a shorter later write leaves stale bytes behind it.
 func TestPR22StillCorrupts(t *testing.T) {
-	code, out := sf(t, "run", "-c", "tidwall.pr22.json", "-seeds", "146-146")
+	code, out := sf(t, "replay", "-c", "tidwall.pr22.json", "-seed", "146", "-faults", "plans/pr22-seed146.json", "-q")
 	wantFail(t, code, out, "FAIL seed 146 ", "read wal entry 53: log corrupt")
 }
 
