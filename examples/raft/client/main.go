@@ -36,7 +36,7 @@ var (
 	port     = flag.Int("port", 8000, "line API port of the servers")
 	workers  = flag.Int("workers", 4, "concurrent clients")
 	ops      = flag.Int("ops", 100, "operations per client")
-	keys     = flag.Int("keys", 4, "keys: half take PUTs (k0, k1, ...), half APPENDs (a0, a1, ...)")
+	keys     = flag.Int("keys", 8, "keys: half take PUTs (k0, k1, ...), half APPENDs (a0, a1, ...)")
 	pause    = flag.Duration("pause", 100*time.Millisecond, "each client pauses up to this long between operations")
 	timeout  = flag.Duration("timeout", 3*time.Second, "how long a request may take")
 	giveUpIn = flag.Duration("give-up", 60*time.Second, "fail if no server answers one operation definitely for this long")

@@ -52,7 +52,7 @@ func main() {
 	api := flag.String("api", ":8000", "`address` of the line API")
 	logLevel := flag.String("log", "info", "raft log level")
 	flag.StringVar(&opts.data, "data", "", "`dir` of the durable log, stable store and snapshots (default: log in memory)")
-	flag.BoolVar(&opts.nosync, "nosync", false, "negative control: the file store never fsyncs")
+	flag.BoolVar(&opts.nosync, "nosync", false, "negative control: the file store never fsyncs the log")
 	flag.Uint64Var(&opts.snapshotThreshold, "snapshot-threshold", 16, "raft SnapshotThreshold: entries since the last snapshot")
 	flag.DurationVar(&opts.snapshotInterval, "snapshot-interval", 500*time.Millisecond, "raft SnapshotInterval")
 	flag.Uint64Var(&opts.trailingLogs, "trailing-logs", 4, "raft TrailingLogs: entries kept behind a snapshot")
