@@ -21,6 +21,9 @@ type CauseOptions struct {
 	Workers int
 	// Progress is called as futures complete.
 	Progress func(done, total int)
+	// Run runs each seed (default: the Sim's own Run, in this process); a Runner's Run
+	// runs them in worker processes.
+	Run RunFunc
 }
 
 // Moment is one point of the P(fail) curve.
@@ -70,7 +73,11 @@ func (s *Sim) Cause(ctx context.Context, seed uint64, opt CauseOptions) (*CauseR
 	if opt.Workers <= 0 {
 		opt.Workers = 2
 	}
-	orig := s.Run(ctx, seed, RunOptions{Plan: opt.Plan})
+	run := opt.Run
+	if run == nil {
+		run = s.Run
+	}
+	orig := run(ctx, seed, RunOptions{Plan: opt.Plan})
 	if orig.Verdict != VerdictFail || orig.Failure == nil {
 		return nil, fmt.Errorf("seed %d does not fail (%s): no failure to explain", seed, orig.Verdict)
 	}
@@ -126,7 +133,7 @@ func (s *Sim) Cause(ctx context.Context, seed uint64, opt CauseOptions) (*CauseR
 				at := uniq[j.m].at
 				fs := futureSeed(seed, j.m, j.k)
 				ro := RunOptions{Plan: opt.Plan, ReseedAt: max(at, 1), FutureSeed: fs}
-				r := s.Run(ctx, seed, ro)
+				r := run(ctx, seed, ro)
 				failed := r.Verdict == VerdictFail && r.Failure != nil && r.Failure.Signature == sig
 				mu.Lock()
 				res.Moments[j.m].Runs++

@@ -135,13 +135,31 @@ type FaultConfig struct {
 	ClockSkewPPM int64 `json:"clock_skew_ppm,omitempty"`
 	// StartAfter delays the first fault (default 50ms), so nodes can start.
 	StartAfter Duration `json:"start_after,omitempty"`
-	// MaxFaults caps the faults in one plan (default 64).
-	MaxFaults int `json:"max_faults,omitempty"`
+	// MaxFaults caps the faults in one generated plan (default 64 when absent; an
+	// explicit 0 means no generated faults).
+	MaxFaults *int `json:"max_faults,omitempty"`
+}
+
+// defaultMaxFaults is the cap on a generated plan when the config does not set one.
+const defaultMaxFaults = 64
+
+// maxFaults is the cap on a generated plan: MaxFaults, or the default when it is unset
+// (a Config built in code rather than parsed).
+func (f *FaultConfig) maxFaults() int {
+	if f.MaxFaults == nil {
+		return defaultMaxFaults
+	}
+	return *f.MaxFaults
 }
 
 // LinConfig names the Porcupine model the workload's history is checked against.
 type LinConfig struct {
-	Model   string   `json:"model"` // "register" or "kv"
+	Model string `json:"model"` // "register" or "kv"
+	// Steps is the checker's budget: model steps of the search per partition (default
+	// 10,000,000). A history that needs more is "unknown", on every host alike.
+	Steps int64 `json:"steps,omitempty"`
+	// Timeout is a wall-clock safety net (default 60s). Its outcome depends on the host,
+	// so it never reaches the trace: it is reported apart, as unknown.
 	Timeout Duration `json:"timeout,omitempty"`
 }
 
@@ -276,8 +294,8 @@ func (c *Config) validate() error {
 	if f.ClockSkewPPM < 0 || f.ClockSkewPPM > 100000 {
 		return fmt.Errorf("field faults.clock_skew_ppm: %d is out of range (0 to 100000)", f.ClockSkewPPM)
 	}
-	if f.MaxFaults < 0 {
-		return fmt.Errorf("field faults.max_faults: %d is negative", f.MaxFaults)
+	if f.MaxFaults != nil && *f.MaxFaults < 0 {
+		return fmt.Errorf("field faults.max_faults: %d is negative", *f.MaxFaults)
 	}
 	if c.MemoryLimitMiB < 0 || c.MemoryLimitMiB > 4096 {
 		return fmt.Errorf("field memory_limit_mib: %d is out of range (1 to 4096)", c.MemoryLimitMiB)
@@ -290,6 +308,9 @@ func (c *Config) validate() error {
 		case "register", "kv":
 		default:
 			return fmt.Errorf("field linearizability.model: %q is not a model (want \"register\" or \"kv\")", c.Linearizability.Model)
+		}
+		if c.Linearizability.Steps < 0 || c.Linearizability.Timeout < 0 {
+			return errors.New("field linearizability.steps and timeout must not be negative")
 		}
 	}
 	for i, m := range c.Mutate {
@@ -342,11 +363,15 @@ func (c *Config) setDefaults() {
 	if f.StartAfter == 0 {
 		f.StartAfter = Duration(50 * time.Millisecond)
 	}
-	if f.MaxFaults == 0 {
-		f.MaxFaults = 64
+	if f.MaxFaults == nil {
+		m := defaultMaxFaults
+		f.MaxFaults = &m
 	}
 	if c.Linearizability != nil && c.Linearizability.Timeout == 0 {
-		c.Linearizability.Timeout = Duration(10 * time.Second)
+		c.Linearizability.Timeout = Duration(60 * time.Second)
+	}
+	if c.Linearizability != nil && c.Linearizability.Steps == 0 {
+		c.Linearizability.Steps = 10_000_000
 	}
 }
 

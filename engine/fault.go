@@ -103,6 +103,9 @@ func (f Fault) Validate() error {
 	if f.AtNS < 0 || f.DiskOp < 0 || f.RestartNS < 0 || f.DurationNS < 0 {
 		return fmt.Errorf("at_ns, disk_op, restart_ns and duration_ns must not be negative")
 	}
+	if f.Kind == FaultClockSkew && f.SkewPPM <= -1_000_000 {
+		return fmt.Errorf("skew_ppm %d: a clock must run forward (want more than -1000000)", f.SkewPPM)
+	}
 	if f.Kind == FaultPartition && len(f.Peers) == 0 {
 		return fmt.Errorf("a partition needs peers")
 	}

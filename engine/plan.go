@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"sort"
 )
@@ -13,6 +14,7 @@ func generatePlan(cfg *Config, seed uint64, from int64, nodes []*node) *FaultPla
 	r := streamRand(seed, "plan")
 	f := cfg.Faults
 	horizon := int64(cfg.Horizon)
+	maxFaults := f.maxFaults()
 	start := max(from, int64(f.StartAfter))
 	var servers, all []string
 	for _, n := range nodes {
@@ -27,7 +29,7 @@ func generatePlan(cfg *Config, seed uint64, from int64, nodes []*node) *FaultPla
 			return
 		}
 		t := float64(start)
-		for len(out) < 4*f.MaxFaults {
+		for len(out) < 4*maxFaults {
 			t += r.ExpFloat64() / rate * 1e9
 			if t > float64(horizon) {
 				return
@@ -75,8 +77,8 @@ func generatePlan(cfg *Config, seed uint64, from int64, nodes []*node) *FaultPla
 		})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].AtNS < out[j].AtNS })
-	if len(out) > f.MaxFaults {
-		out = out[:f.MaxFaults]
+	if len(out) > maxFaults {
+		out = out[:maxFaults]
 	}
 	if out == nil {
 		out = []Fault{}
@@ -242,7 +244,7 @@ func (w *world) crashed(n *node, f Fault, rng *rand.Rand) {
 func (n *node) clockNS(now int64, realtime bool) int64 {
 	t := now + n.skewOffset
 	if n.skewPPM != 0 {
-		t += int64(math.Round(float64(now-n.skewSince) * float64(n.skewPPM) / 1e6))
+		t += skewDrift(now-n.skewSince, n.skewPPM)
 	}
 	if realtime {
 		// An arbitrary, fixed epoch: 2025-01-01T00:00:00Z, so guests see plausible dates.
@@ -255,8 +257,64 @@ func (n *node) clockNS(now int64, realtime bool) int64 {
 // continuous: the new rate applies from now on.
 func (n *node) setSkew(now, ppm int64) {
 	if n.skewPPM != 0 {
-		n.skewOffset += int64(math.Round(float64(now-n.skewSince) * float64(n.skewPPM) / 1e6))
+		n.skewOffset += skewDrift(now-n.skewSince, n.skewPPM)
 	}
 	n.skewSince = now
 	n.skewPPM = ppm
+}
+
+// skewDrift is how far a clock at ppm runs ahead of virtual time over d ns:
+// d*ppm/1e6, rounded to the nearest ns (halves away from zero). The product is taken in
+// 128 bits: d*ppm overflows int64 for d of hours.
+func skewDrift(d, ppm int64) int64 {
+	neg := (d < 0) != (ppm < 0)
+	q := mulDiv(absU(d), absU(ppm), 1_000_000, 500_000)
+	if neg {
+		return -int64(min(q, math.MaxInt64))
+	}
+	return int64(min(q, math.MaxInt64))
+}
+
+// timerDeadline converts a timeout of the node's own clock (ns from now) into the
+// virtual time at which it expires: its clocks run at rate 1 + ppm/1e6, so an own-time
+// timeout d lasts d*1e6/(1e6+ppm) of virtual time, rounded up so that the timer never
+// fires before the node's clock reaches it. The result saturates at math.MaxInt64 (a
+// timeout of centuries never fires) instead of overflowing; a negative timeout is a
+// WASI u64 timeout beyond MaxInt64, which never fires either.
+func (n *node) timerDeadline(now, timeout int64) int64 {
+	if timeout < 0 {
+		return math.MaxInt64
+	}
+	d := uint64(timeout)
+	if ppm := n.skewPPM; ppm != 0 {
+		den := 1_000_000 + ppm
+		if den <= 0 {
+			return math.MaxInt64 // the node's clock stands still or runs back: never
+		}
+		d = mulDiv(d, 1_000_000, uint64(den), uint64(den)-1)
+	}
+	if d > uint64(math.MaxInt64-now) {
+		return math.MaxInt64
+	}
+	return now + int64(d)
+}
+
+// mulDiv returns (a*b + add) / c in 128-bit arithmetic, saturated to MaxUint64.
+func mulDiv(a, b, c, add uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	var carry uint64
+	lo, carry = bits.Add64(lo, add, 0)
+	hi += carry
+	if hi >= c {
+		return math.MaxUint64
+	}
+	q, _ := bits.Div64(hi, lo, c)
+	return q
+}
+
+func absU(x int64) uint64 {
+	if x < 0 {
+		return uint64(-(x + 1)) + 1
+	}
+	return uint64(x)
 }

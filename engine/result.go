@@ -74,8 +74,10 @@ type Result struct {
 	Checked bool `json:"checked,omitempty"`
 	// Divergence is set when -check found the two runs differ.
 	Divergence *Divergence `json:"divergence,omitempty"`
-	// LinUnknown is set when the linearizability checker timed out (reported apart from a pass).
-	LinUnknown bool `json:"lin_unknown,omitempty"`
+	// LinUnknown is set when the linearizability checker ran out of its budget (reported
+	// apart from a pass); LinDetail says which budget. Neither is part of the trace.
+	LinUnknown bool   `json:"lin_unknown,omitempty"`
+	LinDetail  string `json:"lin_detail,omitempty"`
 	// Error is set with VerdictError.
 	Error string `json:"error,omitempty"`
 	// Trace is the full trace, kept only when asked for (replay).

@@ -17,6 +17,9 @@ type ShrinkOptions struct {
 	Budget time.Duration
 	// Progress is called after each batch of runs.
 	Progress func(runs, faults int)
+	// Run runs each seed (default: the Sim's own Run, in this process); a Runner's Run
+	// runs them in worker processes.
+	Run RunFunc
 }
 
 // ShrinkResult is a minimal fault plan that still produces the original failure.
@@ -44,7 +47,11 @@ func (s *Sim) Shrink(ctx context.Context, seed uint64, opt ShrinkOptions) (*Shri
 	if workers <= 0 {
 		workers = 2
 	}
-	orig := s.Run(ctx, seed, RunOptions{Plan: opt.Plan})
+	run := opt.Run
+	if run == nil {
+		run = s.Run
+	}
+	orig := run(ctx, seed, RunOptions{Plan: opt.Plan})
 	if orig.Failure == nil || orig.Verdict != VerdictFail {
 		return nil, fmt.Errorf("seed %d does not fail (%s): nothing to shrink", seed, orig.Verdict)
 	}
@@ -66,7 +73,7 @@ func (s *Sim) Shrink(ctx context.Context, seed uint64, opt ShrinkOptions) (*Shri
 			go func(i int, c []Fault) {
 				defer wg.Done()
 				defer func() { <-sem }()
-				r := s.Run(ctx, seed, RunOptions{Plan: &FaultPlan{Seed: seed, Faults: renumber(c)}})
+				r := run(ctx, seed, RunOptions{Plan: &FaultPlan{Seed: seed, Faults: renumber(c)}})
 				good := r.Verdict == VerdictFail && r.Failure != nil && r.Failure.Signature == sig
 				mu.Lock()
 				res.Runs++
@@ -144,13 +151,13 @@ func (s *Sim) Shrink(ctx context.Context, seed uint64, opt ShrinkOptions) (*Shri
 		cur = []Fault{}
 	}
 	// The minimal plan, run for its recorded faults (times and ops as they fired).
-	final := s.Run(ctx, seed, RunOptions{Plan: &FaultPlan{Seed: seed, Faults: renumber(cur)}, Trace: true})
+	final := run(ctx, seed, RunOptions{Plan: &FaultPlan{Seed: seed, Faults: renumber(cur)}, Trace: true})
 	res.Runs++
 	if final.Verdict != VerdictFail || final.Failure == nil || final.Failure.Signature != sig {
 		return nil, fmt.Errorf("seed %d: the minimal plan stopped reproducing the failure (a determinism bug)", seed)
 	}
 	res.Plan = &FaultPlan{Seed: seed, Faults: final.Faults}
-	again := s.Run(ctx, seed, RunOptions{Plan: res.Plan})
+	again := run(ctx, seed, RunOptions{Plan: res.Plan})
 	res.Runs++
 	res.Replays = again.TraceHash == final.TraceHash
 	res.Minimal = final

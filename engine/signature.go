@@ -11,6 +11,7 @@ import (
 var (
 	sigIncarnation = regexp.MustCompile(`#\d+`)
 	sigQuoted      = regexp.MustCompile(`"[^"]*"|'[^']*'`)
+	sigGoLine      = regexp.MustCompile(`(\.go):\d+\b`)
 	sigAddr        = regexp.MustCompile(`\b[\w.-]+:\d+\b`)
 	sigHex         = regexp.MustCompile(`\b0x[0-9a-fA-F]+\b|\b[0-9a-f]{8,}\b`)
 	sigDuration    = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s|m|h)\b`)
@@ -20,12 +21,14 @@ var (
 )
 
 // NormalizeReason strips the volatile parts of a failure reason (incarnations, quoted
-// values, addresses, hex, durations, key and value numbers, other numbers) so that two
-// seeds hitting the same bug give the same text.
+// values, source line numbers, addresses, hex, durations, key and value numbers, other
+// numbers) so that two seeds hitting the same bug give the same text. The file of a
+// source location ("main.go:38") is kept.
 func NormalizeReason(reason string) string {
 	s := reason
 	s = sigIncarnation.ReplaceAllString(s, "#N")
 	s = sigQuoted.ReplaceAllString(s, `"…"`)
+	s = sigGoLine.ReplaceAllString(s, "$1:N") // a source line, not an address: keep the file
 	s = sigAddr.ReplaceAllString(s, "ADDR")
 	s = sigHex.ReplaceAllString(s, "HEX")
 	s = sigDuration.ReplaceAllString(s, "DUR")

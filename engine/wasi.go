@@ -1090,10 +1090,7 @@ func pollOneoff(inc *incarnation, m api.Memory, s []uint64) uint32 {
 					timeout = 0
 				}
 			}
-			if sk := inc.node.skewPPM; sk != 0 {
-				timeout = timeout * 1_000_000 / (1_000_000 + sk)
-			}
-			deadlines[i] = w.now + timeout
+			deadlines[i] = inc.node.timerDeadline(w.now, timeout)
 		}
 	}
 	for {
@@ -1232,6 +1229,7 @@ func (inc *incarnation) emitLine(line string) {
 	if strings.TrimSpace(line) != "" {
 		inc.lastLine = strings.TrimSpace(line)
 	}
+	inc.panics.line(line)
 	inc.w.addLine(fmt.Sprintf("%12s %s | %s", FormatDuration(inc.w.now), inc.label, line))
 }
 

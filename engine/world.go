@@ -169,6 +169,7 @@ type incarnation struct {
 	out      [3]strings.Builder // partial lines of fd 1 and 2
 	outBytes int
 	lastLine string
+	panics   panicScan // the Go runtime's panic report in the output, if any
 	mod      api.Module
 
 	opWhat       string
@@ -310,6 +311,10 @@ func (w *world) reseed() {
 	w.rngNet = streamRand(fs, "net")
 	w.rngDisk = streamRand(fs, "disk")
 	w.tracef("world", "future re-randomized (seed %d)", fs)
+	// A given plan rules only the replayed past: from here on every random fault is drawn
+	// from the config's rates, the per-fsync EIO draws included (they honour only a run
+	// without a plan).
+	w.opt.plan = nil
 	// Drop the faults planned after this moment and draw new ones.
 	var keep []Fault
 	for _, f := range w.planned {
@@ -557,6 +562,9 @@ func (w *world) afterExit(inc *incarnation) {
 			return
 		}
 		reason := inc.lastLine
+		if pr := inc.panicReason(); pr != "" {
+			reason = pr
+		}
 		if reason == "" {
 			reason = fmt.Sprintf("workload exited with code %d%s", inc.code, detail)
 		}
@@ -565,7 +573,9 @@ func (w *world) afterExit(inc *incarnation) {
 	}
 	if inc.code != 0 && !inc.killed {
 		reason := fmt.Sprintf("%s crashed: exit_code(%d)", inc.label, inc.code)
-		if inc.lastLine != "" {
+		if pr := inc.panicReason(); pr != "" {
+			reason += ": " + pr
+		} else if inc.lastLine != "" {
 			reason += ": " + inc.lastLine
 		}
 		if inc.errMsg != "" {

@@ -29,9 +29,10 @@ type Options struct {
 	Dir string
 	// Workers is the number of parallel runs per call (default: the number of CPUs).
 	Workers int
-	// Executable is the seedfall binary that sweeps start as worker processes
-	// (`seedfall worker`). Default: this process's executable, which is right when the
-	// server runs as `seedfall mcp`.
+	// Executable is the seedfall binary that every tool starts as worker processes
+	// (`seedfall worker`): sweeps, and the runs of replay, shrink and cause, so that a
+	// guest spinning without host calls never leaks into the server. Default: this
+	// process's executable, which is right when the server runs as `seedfall mcp`.
 	Executable string
 	// Version is reported to clients (default: the module version of the build).
 	Version string

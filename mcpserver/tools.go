@@ -46,8 +46,8 @@ type RunOutput struct {
 	Errors   int  `json:"errors" jsonschema:"seeds the tool could not run"`
 	Checked  bool `json:"checked" jsonschema:"every seed ran twice and the traces were compared"`
 	Diverged int  `json:"diverged" jsonschema:"seeds whose two runs differ (nondeterminism)"`
-	// LinUnknown counts seeds whose linearizability check timed out.
-	LinUnknown       int                      `json:"lin_unknown" jsonschema:"seeds whose linearizability check timed out"`
+	// LinUnknown counts seeds whose linearizability check ran out of its budget.
+	LinUnknown       int                      `json:"lin_unknown" jsonschema:"seeds whose linearizability check ran out of its budget (unknown)"`
 	Signatures       []SignatureGroup         `json:"signatures" jsonschema:"distinct failures, by lowest seed"`
 	Properties       []engine.PropertySummary `json:"properties" jsonschema:"the workload's properties aggregated over the seeds"`
 	PropertyFailures []string                 `json:"property_failures,omitempty" jsonschema:"sweep-level property failures (a sometimes property never true, a reachable one never reached)"`
@@ -151,6 +151,18 @@ func (s *Server) open(ctx context.Context, req *mcp.CallToolRequest, config stri
 	return c, nil
 }
 
+// runner runs the call's seeds in worker processes, as seedfall_run's sweep does: the
+// server is a long-lived process, and a guest that spins without host calls would leave
+// its instance and goroutine in it for good (and stall its garbage collector). The
+// workers live for one call.
+func (s *Server) runner(c *call) (*engine.Runner, error) {
+	r, err := cli.NewRunner(c.sim, s.workers, s.exe)
+	if err != nil {
+		return nil, fmt.Errorf("start workers for %s: %w", c.cfgArg, err)
+	}
+	return r, nil
+}
+
 // plan loads an optional fault plan argument.
 func (s *Server) plan(arg string) (*engine.FaultPlan, string, error) {
 	if arg == "" {
@@ -226,7 +238,12 @@ func (s *Server) replay(ctx context.Context, req *mcp.CallToolRequest, in Replay
 		return nil, ReplayOutput{}, err
 	}
 	defer c.release()
-	r := c.sim.Run(ctx, in.Seed, engine.RunOptions{Plan: plan, Trace: true})
+	runner, err := s.runner(c)
+	if err != nil {
+		return nil, ReplayOutput{}, err
+	}
+	defer runner.Close()
+	r := runner.Run(ctx, in.Seed, engine.RunOptions{Plan: plan, Trace: true})
 	if ctx.Err() != nil {
 		return nil, ReplayOutput{}, fmt.Errorf("seedfall_replay canceled: %w", ctx.Err())
 	}
@@ -258,7 +275,12 @@ func (s *Server) shrink(ctx context.Context, req *mcp.CallToolRequest, in Shrink
 		return nil, none, err
 	}
 	defer c.release()
-	res, err := c.sim.Shrink(ctx, in.Seed, engine.ShrinkOptions{Plan: plan, Workers: s.workers, Budget: budget,
+	runner, err := s.runner(c)
+	if err != nil {
+		return nil, none, err
+	}
+	defer runner.Close()
+	res, err := c.sim.Shrink(ctx, in.Seed, engine.ShrinkOptions{Plan: plan, Workers: s.workers, Budget: budget, Run: runner.Run,
 		Progress: func(runs, _ int) {
 			c.prog.report(float64(runs), 0, fmt.Sprintf("shrinking seed %d: %d runs", in.Seed, runs))
 		}})
@@ -295,7 +317,12 @@ func (s *Server) cause(ctx context.Context, req *mcp.CallToolRequest, in CauseIn
 		return nil, none, err
 	}
 	defer c.release()
-	res, err := c.sim.Cause(ctx, in.Seed, engine.CauseOptions{Plan: plan, Moments: in.Moments, Futures: in.Futures, Workers: s.workers,
+	runner, err := s.runner(c)
+	if err != nil {
+		return nil, none, err
+	}
+	defer runner.Close()
+	res, err := c.sim.Cause(ctx, in.Seed, engine.CauseOptions{Plan: plan, Moments: in.Moments, Futures: in.Futures, Workers: s.workers, Run: runner.Run,
 		Progress: func(done, total int) {
 			c.prog.report(float64(done), float64(total), fmt.Sprintf("%d/%d alternate futures", done, total))
 		}})

@@ -68,6 +68,9 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		} else {
 			fmt.Fprintf(stdout, "ok seed %d: %s at t=%s, %s applied\n", r.Seed, r.Verdict, engine.FormatDuration(r.EndNS), plural(len(r.Faults), "fault", "faults"))
 		}
+		if r.LinUnknown {
+			fmt.Fprintf(stdout, "linearizability: unknown (%s)\n", r.LinDetail)
+		}
 		fmt.Fprintf(stdout, "trace %s (%d lines)\n", r.TraceHash, r.TraceLines)
 	}
 	if r.Failed() {

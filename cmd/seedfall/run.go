@@ -99,7 +99,7 @@ func printSweep(w io.Writer, s sweepSummary, cfgArg string) int {
 		}
 	}
 	if s.LinUnknown > 0 {
-		fmt.Fprintf(w, "linearizability: %s where the checker timed out (unknown, not counted as passes of the check)\n", plural(s.LinUnknown, "seed", "seeds"))
+		fmt.Fprintf(w, "linearizability: %s where the checker ran out of its budget (unknown, not counted as passes of the check)\n", plural(s.LinUnknown, "seed", "seeds"))
 	}
 	bad := s.Failed + s.Watchdog + s.Errors
 	extra := ""
@@ -227,6 +227,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	check := fs.Bool("check", false, "")
 	mutation := fs.String("mutation", "", "")
 	outDir := fs.String("outdir", "", "")
+	runs := fs.Bool("runs", false, "serve full run requests (engine.ServeRuns) instead of seeds")
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
@@ -240,7 +241,13 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "worker: %v\n", err)
 		return exitUsage
 	}
-	if err := engine.ServeWorker(ctx, sim, engine.RunOptions{Check: *check, Mutation: *mutation, OutDir: *outDir}, os.Stdin, stdout); err != nil {
+	serve := func() error {
+		return engine.ServeWorker(ctx, sim, engine.RunOptions{Check: *check, Mutation: *mutation, OutDir: *outDir}, os.Stdin, stdout)
+	}
+	if *runs {
+		serve = func() error { return engine.ServeRuns(ctx, sim, os.Stdin, stdout) }
+	}
+	if err := serve(); err != nil {
 		fmt.Fprintf(stderr, "%v\n", err)
 		return exitUsage
 	}

@@ -290,3 +290,7 @@ func (t *Table) NumFuncs() int { return t.tab.nfunc }
 func (l Location) GoString() string {
 	return fmt.Sprintf("%s:%d %s pc=%#x", l.File, l.Line, l.Func, l.PC)
 }
+
+// StdFunc reports whether a function name, as the runtime prints it in a traceback
+// ("sort.Slice", "runtime.gopanic"), belongs to the standard library.
+func StdFunc(name string) bool { return isStd(funcPackage(name)) }

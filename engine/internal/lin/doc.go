@@ -48,10 +48,12 @@
 // # Determinism
 //
 // For a given model and history, [Report] is a pure function of the search, which is
-// single-threaded per partition and visits operations in a fixed order, with one
-// exception: the timeout is wall-clock time (Porcupine has no other budget), so whether
-// a hard history comes out [Unknown] depends on the speed of the host. A history that is
-// decided within the timeout always gets the same Report. The HTML of [Visualize] is not
+// single-threaded per partition and visits operations in a fixed order. The step budget
+// of [CheckBudget] counts the model steps of each partition's search, so it is
+// deterministic too: a history that needs more steps is [Unknown] on every host. The
+// wall-clock timeout is the one exception: whether it runs out depends on the speed of
+// the host, so a Report with HostTimeout set must never shape anything that identifies
+// a run (the engine keeps it out of the trace). The HTML of [Visualize] is not
 // byte-for-byte stable: Porcupine collects the partial linearizations it shows from a
 // map. It is a picture for people, never part of a run's identity.
 package lin

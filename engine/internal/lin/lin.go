@@ -58,9 +58,21 @@ type Report struct {
 	// register, one per key for kv.
 	Partitions int
 	// Detail says what was found, for people: for Illegal, which key (for kv) has no
-	// linearization and which operations it involves; for Unknown, the timeout.
-	// Empty for Ok.
+	// linearization and which operations it involves; for Unknown, the budget that ran
+	// out. Empty for Ok.
 	Detail string
+	// HostTimeout is set for Unknown when the wall-clock timeout ran out, rather than the
+	// step budget: that outcome depends on the speed of the host, not on the history.
+	HostTimeout bool
+}
+
+// Budget bounds a check. Steps is deterministic: it counts the model steps the search of
+// each partition may take, so whether a history comes out Unknown depends on the history
+// alone. Timeout is wall-clock time, a safety net whose outcome depends on the host.
+// Zero means no limit for either.
+type Budget struct {
+	Steps   int64
+	Timeout time.Duration
 }
 
 // maxDetailOps bounds how many operation indices Report.Detail lists.
@@ -72,6 +84,11 @@ const maxDetailOps = 10
 // The error is non-nil only when the model name is unknown or an operation does not
 // fit the model; a history that is not linearizable is a Report with Outcome Illegal.
 func Check(model string, ops []Op, timeout time.Duration) (Report, porcupine.LinearizationInfo, error) {
+	return CheckBudget(model, ops, Budget{Timeout: timeout})
+}
+
+// CheckBudget is [Check] with a step budget besides the wall-clock timeout.
+func CheckBudget(model string, ops []Op, b Budget) (Report, porcupine.LinearizationInfo, error) {
 	m, history, err := decode(model, ops)
 	if err != nil {
 		return Report{}, porcupine.LinearizationInfo{}, err
@@ -80,38 +97,73 @@ func Check(model string, ops []Op, timeout time.Duration) (Report, porcupine.Lin
 	if len(history) == 0 {
 		return rep, porcupine.LinearizationInfo{}, nil
 	}
+	// Partition once, here, and tag each operation's input with its partition, so that
+	// the step budget is counted per partition: each partition is searched by one
+	// goroutine in a fixed order, so its count of steps is deterministic.
 	parts := [][]porcupine.Operation{history}
 	if m.porcupine.Partition != nil {
 		parts = m.porcupine.Partition(history)
 	}
+	for p, part := range parts {
+		tagged := make([]porcupine.Operation, len(part))
+		for k, op := range part {
+			in := op.Input.(input)
+			in.part = p
+			op.Input = in
+			tagged[k] = op
+		}
+		parts[p] = tagged
+	}
 	rep.Partitions = len(parts)
+	steps := make([]int64, len(parts))
+	exhausted := make([]bool, len(parts))
+	pm := m.porcupine
+	step := pm.Step
+	pm.Partition = func([]porcupine.Operation) [][]porcupine.Operation { return parts }
+	pm.Step = func(state, in, out any) (bool, any) {
+		if b.Steps > 0 {
+			p := in.(input).part
+			if steps[p] >= b.Steps {
+				// Out of budget: every further step fails, so the search unwinds at once.
+				exhausted[p] = true
+				return false, state
+			}
+			steps[p]++
+		}
+		return step(state, in, out)
+	}
 
-	res, info := porcupine.CheckOperationsVerbose(m.porcupine, history, timeout)
+	res, info := porcupine.CheckOperationsVerbose(pm, history, b.Timeout)
 	switch res {
 	case porcupine.Ok:
 		return rep, info, nil
 	case porcupine.Unknown:
 		rep.Outcome = Unknown
-		rep.Detail = fmt.Sprintf("checker gave up after the %s timeout; raise linearizability.timeout or record a shorter history", timeout)
+		rep.HostTimeout = true
+		rep.Detail = fmt.Sprintf("checker gave up after the %s timeout; raise linearizability.timeout or record a shorter history", b.Timeout)
+		return rep, info, nil
+	}
+	// Illegal: every partition was searched to its end or to its budget (no wall-clock
+	// cut, and the verbose check waits for every partition). A partition without a
+	// complete linearization whose budget held is proven illegal.
+	p := firstIllegal(parts, info, exhausted)
+	if p < 0 {
+		rep.Outcome = Unknown
+		rep.Detail = fmt.Sprintf("checker gave up after %d steps of the search; raise linearizability.steps or record a shorter history", b.Steps)
 		return rep, info, nil
 	}
 	rep.Outcome = Illegal
-	p := firstIllegal(m, parts, info, timeout)
 	rep.Detail = describeIllegal(model, parts[p])
 	return rep, info, nil
 }
 
-// firstIllegal returns the index of the first partition with no linearization.
-//
-// A partition is a candidate when Porcupine found no complete linearization of it.
-// Without a timeout every candidate was searched to the end and is illegal. With one,
-// the search of some partitions may have been cut short when another was already
-// illegal, so the candidates are checked again on their own, in order, and the first
-// proven illegal is named; that keeps Detail independent of which goroutine Porcupine
-// happened to finish first.
-func firstIllegal(m model, parts [][]porcupine.Operation, info porcupine.LinearizationInfo, timeout time.Duration) int {
+// firstIllegal returns the index of the first partition proven to have no
+// linearization: Porcupine found no complete linearization of it and its step budget
+// did not run out. It returns -1 if no partition is proven illegal (they ran out of
+// budget).
+func firstIllegal(parts [][]porcupine.Operation, info porcupine.LinearizationInfo, exhausted []bool) int {
 	partials := info.PartialLinearizations()
-	var candidates []int
+	candidates := 0
 	for p, part := range parts {
 		complete := false
 		if p < len(partials) {
@@ -122,25 +174,23 @@ func firstIllegal(m model, parts [][]porcupine.Operation, info porcupine.Lineari
 				}
 			}
 		}
-		if !complete {
-			candidates = append(candidates, p)
+		if complete {
+			continue
 		}
-	}
-	if len(candidates) == 0 {
-		// Porcupine said illegal; trust it over our reading of its info.
-		return 0
-	}
-	if timeout <= 0 || len(candidates) == 1 {
-		return candidates[0]
-	}
-	single := m.porcupine
-	single.Partition = nil
-	for _, p := range candidates {
-		if porcupine.CheckOperationsTimeout(single, parts[p], timeout) == porcupine.Illegal {
+		candidates++
+		if !exhausted[p] {
 			return p
 		}
 	}
-	return candidates[0]
+	if candidates == 0 {
+		// Porcupine said illegal; trust it over our reading of its info.
+		for p := range parts {
+			if !exhausted[p] {
+				return p
+			}
+		}
+	}
+	return -1
 }
 
 // describeIllegal is Report.Detail for an illegal partition.

@@ -334,7 +334,7 @@ func TestCheckTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Report{Outcome: Unknown, Model: "register", Ops: 41, Partitions: 1,
-		Detail: "checker gave up after the 20ms timeout; raise linearizability.timeout or record a shorter history"}
+		Detail: "checker gave up after the 20ms timeout; raise linearizability.timeout or record a shorter history", HostTimeout: true}
 	if rep != want {
 		t.Errorf("Check = %+v, want %+v", rep, want)
 	}
@@ -412,5 +412,47 @@ func TestVisualize(t *testing.T) {
 func TestModels(t *testing.T) {
 	if got := strings.Join(Models(), ","); got != "kv,register" {
 		t.Errorf("Models() = %s, want kv,register", got)
+	}
+}
+
+// kvHard is a kv history of two keys: "hard" gets hardHistory's shape (n concurrent
+// puts, then a get of a value none put), "easy" a plain stale read.
+func kvHard(n int) []Op {
+	var ops []Op
+	for i := 0; i < n; i++ {
+		ops = append(ops, op(i, fmt.Sprintf(`{"op":"put","key":"hard","value":"v%d"}`, i), `{}`, int64(i), int64(n+i)))
+	}
+	ops = append(ops, op(n, `{"op":"get","key":"hard"}`, `{"found":true,"value":"never"}`, int64(3*n), int64(3*n+1)))
+	ops = append(ops,
+		op(n+1, `{"op":"put","key":"easy","value":"a"}`, `{}`, 1000, 1001),
+		op(n+1, `{"op":"get","key":"easy"}`, `{"found":false}`, 1002, 1003))
+	return ops
+}
+
+// TestCheckStepBudget: the step budget is deterministic. A hard history that needs more
+// steps than the budget is Unknown, every time and on any host, with HostTimeout unset;
+// with no budget it is decided; an illegal partition within budget is named even when
+// another partition runs out.
+func TestCheckStepBudget(t *testing.T) {
+	want := Report{Outcome: Unknown, Model: "register", Ops: 13, Partitions: 1,
+		Detail: "checker gave up after 100 steps of the search; raise linearizability.steps or record a shorter history"}
+	for i := 0; i < 3; i++ {
+		rep, _, err := CheckBudget("register", hardHistory(12), Budget{Steps: 100})
+		if err != nil || rep != want {
+			t.Fatalf("CheckBudget with 100 steps = %+v, %v; want %+v", rep, err, want)
+		}
+	}
+	if rep, _, err := CheckBudget("register", hardHistory(12), Budget{Steps: 1 << 40}); err != nil || rep.Outcome != Illegal {
+		t.Errorf("CheckBudget with a big budget = %+v, %v; want illegal", rep, err)
+	}
+	if rep, _, err := CheckBudget("register", hardHistory(3), Budget{Steps: 1000}); err != nil || rep.Outcome != Illegal {
+		t.Errorf("small history within budget = %+v, %v; want illegal", rep, err)
+	}
+	rep, info, err := CheckBudget("kv", kvHard(12), Budget{Steps: 100})
+	if err != nil || rep.Outcome != Illegal || !strings.HasPrefix(rep.Detail, `key "easy"`) {
+		t.Errorf("kv with a hard key out of budget and an illegal easy key = %+v, %v; want the easy key illegal", rep, err)
+	}
+	if err := Visualize(filepath.Join(t.TempDir(), "v.html"), "kv", kvHard(12), info); err != nil {
+		t.Errorf("Visualize: %v", err)
 	}
 }

@@ -23,6 +23,9 @@ type input struct {
 	op    string
 	key   string
 	value string
+	// part is the index of the operation's partition, set by Check for its step budget;
+	// the models ignore it.
+	part int
 }
 
 // output is one decoded operation output. unknown marks an operation that never

@@ -128,6 +128,22 @@ func main() {
 				fmt.Printf("allocated %d MiB\n", i+1)
 			}
 		}
+	case "lin-hard":
+		// lin-hard [n]: record a register history that is not linearizable but hard to
+		// prove so: n concurrent writes of distinct values, then a read of a value none
+		// wrote (the checker must try the orders of the writes).
+		n, err := strconv.Atoi(arg(0, "12"))
+		must(err)
+		var ops []*sim.Op
+		for i := range n {
+			ops = append(ops, sim.Call(i, map[string]string{"op": "write", "value": fmt.Sprintf("v%d", i)}))
+		}
+		time.Sleep(time.Millisecond)
+		for _, op := range ops {
+			op.Return(map[string]string{})
+		}
+		sim.Call(n, map[string]string{"op": "read"}).Return(map[string]string{"value": "never written"})
+		fmt.Printf("recorded %d operations\n", n+1)
 	case "spin":
 		// spin [seed]: spin without host calls when the run's seed is that seed.
 		fmt.Println("started")
