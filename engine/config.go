@@ -69,6 +69,12 @@ type Config struct {
 	// OutputLimitKiB caps the stdout+stderr one node incarnation may write to the trace;
 	// beyond it, output is counted and dropped. Default 1024.
 	OutputLimitKiB int `json:"output_limit_kib,omitempty"`
+	// DiskLimitMiB is the capacity of each node's simulated disk; a write beyond it
+	// fails with ENOSPC. Default 256.
+	DiskLimitMiB int `json:"disk_limit_mib,omitempty"`
+	// FileLimitMiB is the largest size of one file; a write or truncate beyond it fails
+	// with EFBIG. Default 1024.
+	FileLimitMiB int `json:"file_limit_mib,omitempty"`
 	// Linearizability, when set, checks the workload's recorded history with Porcupine.
 	Linearizability *LinConfig `json:"linearizability,omitempty"`
 	// Mutate lists durability mutation operators for `seedfall mutate` (default: all).
@@ -108,6 +114,10 @@ type FaultConfig struct {
 	RestartDelay Duration `json:"restart_delay,omitempty"`
 	// TornWrites lets a crash keep a torn prefix of a pending write.
 	TornWrites bool `json:"torn_writes,omitempty"`
+	// TearUnit is the sector size of torn writes, in bytes: a write is torn only at file
+	// offsets that are multiples of it (a sector is written whole or not at all), also
+	// when a crash interrupts it. 1 tears at any byte. Default 512.
+	TearUnit int `json:"tear_unit,omitempty"`
 	// FsyncEIO is the probability that an fsync fails with EIO (Linux semantics).
 	FsyncEIO float64 `json:"fsync_eio,omitempty"`
 	// PartitionPerSec is the rate of network partitions; PartitionDuration their mean length
@@ -162,6 +172,14 @@ type LinConfig struct {
 	// so it never reaches the trace: it is reported apart, as unknown.
 	Timeout Duration `json:"timeout,omitempty"`
 }
+
+// Bounds of the disk knobs. A disk is held in host memory, so its capacity is bounded
+// too (the footprint counts unsynced data twice; see disk.Options.MaxBytes).
+const (
+	maxDiskLimitMiB = 16 << 10
+	maxTearUnit     = 1 << 20
+	defaultTearUnit = 512
+)
 
 var nodeName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 
@@ -303,6 +321,15 @@ func (c *Config) validate() error {
 	if c.OutputLimitKiB < 0 {
 		return fmt.Errorf("field output_limit_kib: %d is negative", c.OutputLimitKiB)
 	}
+	if c.DiskLimitMiB < 0 || c.DiskLimitMiB > maxDiskLimitMiB {
+		return fmt.Errorf("field disk_limit_mib: %d is out of range (1 to %d)", c.DiskLimitMiB, maxDiskLimitMiB)
+	}
+	if c.FileLimitMiB < 0 || c.FileLimitMiB > maxDiskLimitMiB {
+		return fmt.Errorf("field file_limit_mib: %d is out of range (1 to %d)", c.FileLimitMiB, maxDiskLimitMiB)
+	}
+	if u := f.TearUnit; u < 0 || u > maxTearUnit || u&(u-1) != 0 {
+		return fmt.Errorf("field faults.tear_unit: %d is not a power of two from 1 to %d bytes", u, maxTearUnit)
+	}
 	if c.Linearizability != nil {
 		switch c.Linearizability.Model {
 		case "register", "kv":
@@ -334,7 +361,16 @@ func (c *Config) setDefaults() {
 	if c.OutputLimitKiB == 0 {
 		c.OutputLimitKiB = 1024
 	}
+	if c.DiskLimitMiB == 0 {
+		c.DiskLimitMiB = 256
+	}
+	if c.FileLimitMiB == 0 {
+		c.FileLimitMiB = 1024
+	}
 	f := &c.Faults
+	if f.TearUnit == 0 {
+		f.TearUnit = defaultTearUnit
+	}
 	if f.CrashMidOp == nil {
 		half := 0.5
 		f.CrashMidOp = &half

@@ -37,6 +37,7 @@ const (
 	errnoNotDir      = 54
 	errnoNotSock     = 57
 	errnoNotSup      = 58
+	errnoPerm        = 63
 	errnoPipe        = 64
 	errnoSpipe       = 70
 )
@@ -480,8 +481,11 @@ func writeFilestat(m api.Memory, ptr uint32, st disk.Stat) uint32 {
 	} else {
 		buf[16] = ftRegularFile
 	}
-	binary.LittleEndian.PutUint64(buf[24:], uint64(max(st.Nlink, 1)))
+	binary.LittleEndian.PutUint64(buf[24:], uint64(st.Nlink))
 	binary.LittleEndian.PutUint64(buf[32:], uint64(st.Size))
+	binary.LittleEndian.PutUint64(buf[40:], uint64(st.Atime))
+	binary.LittleEndian.PutUint64(buf[48:], uint64(st.Mtime))
+	binary.LittleEndian.PutUint64(buf[56:], uint64(st.Ctime))
 	if !m.Write(ptr, buf[:]) {
 		return errnoInval
 	}
@@ -512,10 +516,41 @@ func fdFilestatGet(inc *incarnation, m api.Memory, s []uint64) uint32 {
 }
 
 func fdFilestatSetTimes(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	if inc.fd(u32(s, 0)) == nil {
+	e := inc.fd(u32(s, 0))
+	if e == nil {
 		return errnoBadf
 	}
-	return 0
+	if e.kind != fdFile && e.kind != fdDir {
+		return 0
+	}
+	return inc.setTimes(e.ino, int64(s[1]), int64(s[2]), u32(s, 3))
+}
+
+// WASI fstflags of the set_times calls.
+const (
+	fstAtim    = 1
+	fstAtimNow = 2
+	fstMtim    = 4
+	fstMtimNow = 8
+)
+
+// setTimes is utimensat: each of atime and mtime is set to the given time, to now, or
+// left alone, by flags; ctime moves to now.
+func (inc *incarnation) setTimes(ino disk.Ino, atim, mtim int64, flags uint32) uint32 {
+	if flags&(fstAtim|fstAtimNow) == fstAtim|fstAtimNow || flags&(fstMtim|fstMtimNow) == fstMtim|fstMtimNow {
+		return errnoInval
+	}
+	now := inc.node.clockNS(inc.w.now, true)
+	pick := func(set, setNow uint32, v int64) *int64 {
+		switch {
+		case flags&set != 0:
+			return &v
+		case flags&setNow != 0:
+			return &now
+		}
+		return nil
+	}
+	return errnoOf(inc.node.disk.SetTimes(ino, pick(fstAtim, fstAtimNow, atim), pick(fstMtim, fstMtimNow, mtim)))
 }
 
 func fdPrestatGet(inc *incarnation, m api.Memory, s []uint64) uint32 {
@@ -644,18 +679,16 @@ func (inc *incarnation) writev(m api.Memory, fd, iovs, n, nwrittenPtr uint32, at
 		}
 		op := inc.beginDiskOp("write", e.path, fmt.Sprintf("@%d+%d", off, len(data)))
 		if op.crash {
-			k := 0
-			if len(data) > 0 {
-				k = inc.crashStream().IntN(len(data))
-				if !inc.w.cfg.Faults.TornWrites {
-					k = 0
-				}
+			// The write lands up to a sector boundary (faults.tear_unit), or not at all.
+			k := d.CutPoint(inc.crashStream(), off, len(data))
+			if !inc.w.cfg.Faults.TornWrites {
+				k = 0
 			}
 			d.WriteAtPartial(e.ino, data, off, k)
 			inc.crashNow(op, fmt.Sprintf("%d of %d bytes written", k, len(data)))
 		}
 		if _, err := d.WriteAt(e.ino, data, off); err != nil {
-			return errnoOf(err)
+			return inc.diskErr(op, err)
 		}
 		if e.flags&(fdflagSync|fdflagDsync) != 0 {
 			inc.w.stats.OSyncWrites++
@@ -854,7 +887,10 @@ func fdFilestatSetSize(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	}
 	err := inc.node.disk.Truncate(e.ino, size)
 	inc.endDiskOp()
-	return errnoOf(err)
+	if err != nil {
+		return inc.diskErr(op, err)
+	}
+	return 0
 }
 
 func fdAllocate(inc *incarnation, m api.Memory, s []uint64) uint32 {
@@ -876,29 +912,89 @@ func fdAllocate(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	}
 	err = inc.node.disk.Truncate(e.ino, end)
 	inc.endDiskOp()
+	if err != nil {
+		return inc.diskErr(op, err)
+	}
+	return 0
+}
+
+// diskErr traces a disk op that failed, naming the limit behind ENOSPC and EFBIG so that
+// a guest's "no space left on device" can be traced to its config knob, and returns the
+// errno.
+func (inc *incarnation) diskErr(op diskOp, err error) uint32 {
+	d := inc.node.disk
+	why := ""
+	switch err {
+	case disk.ENOSPC:
+		why = fmt.Sprintf(" (disk full: disk_limit_mib is %d, %d bytes in use)", d.MaxBytes()>>20, d.Used())
+	case disk.EFBIG:
+		why = fmt.Sprintf(" (file too large: file_limit_mib is %d)", d.MaxFileBytes()>>20)
+	}
+	inc.w.tracef(inc.label, "disk #%d %s: %s%s", op.n, op.what, errName(err), why)
 	return errnoOf(err)
+}
+
+// errName is the symbolic name of a disk error ("ENOSPC").
+func errName(err error) string {
+	name, _, _ := strings.Cut(err.Error(), ":")
+	return name
 }
 
 // ---- paths ----
 
 func (inc *incarnation) resolvePath(m api.Memory, dirfd, ptr, n uint32) (string, uint32) {
+	p, _, errno := inc.resolvePathSlash(m, dirfd, ptr, n)
+	return p, errno
+}
+
+// resolvePathSlash is resolvePath that also reports a trailing slash, which on Linux
+// requires the path to name a directory ("file/" is ENOTDIR).
+func (inc *incarnation) resolvePathSlash(m api.Memory, dirfd, ptr, n uint32) (string, bool, uint32) {
 	e := inc.fd(dirfd)
 	if e == nil {
-		return "", errnoBadf
+		return "", false, errnoBadf
 	}
 	if e.kind != fdDir {
-		return "", errnoNotDir
+		return "", false, errnoNotDir
 	}
 	p := readString(m, ptr, n)
 	if strings.IndexByte(p, 0) >= 0 {
-		return "", errnoInval
+		return "", false, errnoInval
 	}
-	return path.Join("/", e.path, p), 0
+	slash := strings.HasSuffix(p, "/") || strings.HasSuffix(p, "/.")
+	return path.Join("/", e.path, p), slash, 0
+}
+
+// isFile reports whether p names an existing non-directory.
+func (inc *incarnation) isFile(p string) bool {
+	d := inc.node.disk
+	ino, err := d.Lookup(p)
+	if err != nil {
+		return false
+	}
+	st, err := d.Stat(ino)
+	return err == nil && !st.Dir
+}
+
+// renamed points the fds under oldpath to newpath after a rename, as a Linux fd follows
+// its dentry: the trace, fault lines and call sites then name a file by its current path,
+// and paths relative to a renamed directory's fd resolve inside it.
+func (inc *incarnation) renamed(oldpath, newpath string) {
+	for _, e := range inc.fds {
+		if e == nil || (e.kind != fdFile && e.kind != fdDir) || e.preopen {
+			continue
+		}
+		if e.path == oldpath {
+			e.path = newpath
+		} else if rest, ok := strings.CutPrefix(e.path, oldpath+"/"); ok {
+			e.path = newpath + "/" + rest
+		}
+	}
 }
 
 func pathOpen(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	dirfd, pptr, plen, oflags, fdflags, fdOut := u32(s, 0), u32(s, 2), u32(s, 3), u32(s, 4), u32(s, 7), u32(s, 8)
-	p, errno := inc.resolvePath(m, dirfd, pptr, plen)
+	p, slash, errno := inc.resolvePathSlash(m, dirfd, pptr, plen)
 	if errno != 0 {
 		return errno
 	}
@@ -907,6 +1003,9 @@ func pathOpen(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	if err != nil {
 		if errnoOf(err) != errnoNoent || oflags&oflagCreat == 0 {
 			return errnoOf(err)
+		}
+		if slash {
+			return errnoIsDir // open("new/", O_CREAT) on Linux
 		}
 		op := inc.beginDiskOp("create", p, "")
 		if op.crash {
@@ -925,8 +1024,12 @@ func pathOpen(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	if err != nil {
 		return errnoOf(err)
 	}
-	if oflags&oflagDirectory != 0 && !st.Dir {
+	if (oflags&oflagDirectory != 0 || slash) && !st.Dir {
 		return errnoNotDir
+	}
+	// Linux refuses to open a directory for writing, to truncate or to create it.
+	if st.Dir && (s[5]&rightFdWrite != 0 || oflags&(oflagTrunc|oflagCreat) != 0) {
+		return errnoIsDir
 	}
 	e := &fdEntry{kind: fdFile, ino: ino, path: p, flags: uint16(fdflags),
 		noRead: s[5]&rightFdRead == 0, noWrite: s[5]&rightFdWrite == 0}
@@ -968,9 +1071,12 @@ func pathCreateDirectory(inc *incarnation, m api.Memory, s []uint64) uint32 {
 }
 
 func pathFilestatGet(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	p, errno := inc.resolvePath(m, u32(s, 0), u32(s, 2), u32(s, 3))
+	p, slash, errno := inc.resolvePathSlash(m, u32(s, 0), u32(s, 2), u32(s, 3))
 	if errno != 0 {
 		return errno
+	}
+	if slash && inc.isFile(p) {
+		return errnoNotDir
 	}
 	d := inc.node.disk
 	ino, err := d.Lookup(p)
@@ -989,13 +1095,40 @@ func pathFilestatSetTimes(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	if errno != 0 {
 		return errno
 	}
-	if _, err := inc.node.disk.Lookup(p); err != nil {
+	ino, err := inc.node.disk.Lookup(p)
+	if err != nil {
 		return errnoOf(err)
 	}
-	return 0
+	return inc.setTimes(ino, int64(s[4]), int64(s[5]), u32(s, 6))
 }
 
-func pathLink(inc *incarnation, m api.Memory, s []uint64) uint32     { return errnoNotSup }
+// pathLink is link(2): a hard link, another name for the same file.
+func pathLink(inc *incarnation, m api.Memory, s []uint64) uint32 {
+	from, fslash, errno := inc.resolvePathSlash(m, u32(s, 0), u32(s, 2), u32(s, 3))
+	if errno != 0 {
+		return errno
+	}
+	to, tslash, errno := inc.resolvePathSlash(m, u32(s, 4), u32(s, 5), u32(s, 6))
+	if errno != 0 {
+		return errno
+	}
+	d := inc.node.disk
+	if (fslash || tslash) && inc.isFile(from) {
+		return errnoNotDir
+	}
+	if _, err := d.Lookup(to); err == nil {
+		return errnoExist
+	}
+	op := inc.beginDiskOp("link", from, "-> "+to)
+	if op.crash {
+		inc.maybeApply(func() { d.Link(from, to) })
+		inc.crashNow(op, "")
+	}
+	err := d.Link(from, to)
+	inc.endDiskOp()
+	return errnoOf(err)
+}
+
 func pathSymlink(inc *incarnation, m api.Memory, s []uint64) uint32  { return errnoNotSup }
 func pathReadlink(inc *incarnation, m api.Memory, s []uint64) uint32 { return errnoInval }
 
@@ -1016,9 +1149,12 @@ func pathRemoveDirectory(inc *incarnation, m api.Memory, s []uint64) uint32 {
 }
 
 func pathUnlinkFile(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	p, errno := inc.resolvePath(m, u32(s, 0), u32(s, 1), u32(s, 2))
+	p, slash, errno := inc.resolvePathSlash(m, u32(s, 0), u32(s, 1), u32(s, 2))
 	if errno != 0 {
 		return errno
+	}
+	if slash && inc.isFile(p) {
+		return errnoNotDir
 	}
 	d := inc.node.disk
 	op := inc.beginDiskOp("unlink", p, "")
@@ -1032,13 +1168,16 @@ func pathUnlinkFile(inc *incarnation, m api.Memory, s []uint64) uint32 {
 }
 
 func pathRename(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	from, errno := inc.resolvePath(m, u32(s, 0), u32(s, 1), u32(s, 2))
+	from, fslash, errno := inc.resolvePathSlash(m, u32(s, 0), u32(s, 1), u32(s, 2))
 	if errno != 0 {
 		return errno
 	}
-	to, errno := inc.resolvePath(m, u32(s, 3), u32(s, 4), u32(s, 5))
+	to, tslash, errno := inc.resolvePathSlash(m, u32(s, 3), u32(s, 4), u32(s, 5))
 	if errno != 0 {
 		return errno
+	}
+	if (fslash || tslash) && inc.isFile(from) {
+		return errnoNotDir
 	}
 	d := inc.node.disk
 	if ino, err := d.Lookup(to); err == nil {
@@ -1052,6 +1191,9 @@ func pathRename(inc *incarnation, m api.Memory, s []uint64) uint32 {
 		inc.crashNow(op, "")
 	}
 	err := d.Rename(from, to)
+	if err == nil {
+		inc.renamed(from, to)
+	}
 	inc.endDiskOp()
 	return errnoOf(err)
 }

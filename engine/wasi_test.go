@@ -243,3 +243,39 @@ func TestWASIPollSockets(t *testing.T) {
 		t.Errorf("output:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestWASIMeta runs the basic guest's metadata checks natively over a real directory
+// and in the simulator, and the outputs must agree line by line: hard links (path_link)
+// and nlink (2 for a second name, 0 for an unlinked open file, 2 + subdirectories for
+// a directory), file times that follow the clock (a write after a sleep moves mtime and
+// ctime forward; relatime atime; utimensat), ENOTDIR for "file/", EISDIR for opening a
+// directory for writing.
+func TestWASIMeta(t *testing.T) {
+	t.Parallel()
+	sim, _ := guestRun(t, 1, "", "meta", "/w")
+
+	bin := filepath.Join(t.TempDir(), "basic")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/guests/basic").CombinedOutput(); err != nil {
+		t.Fatalf("native build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "meta", filepath.Join(t.TempDir(), "w")).Output()
+	if err != nil {
+		t.Fatalf("native run: %v\n%s", err, out)
+	}
+	native := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	for i := 0; i < max(len(sim), len(native)); i++ {
+		var s, n string
+		if i < len(sim) {
+			s = sim[i]
+		}
+		if i < len(native) {
+			n = native[i]
+		}
+		if s != n {
+			t.Errorf("line %d:\n  simulated %q\n  native    %q", i+1, s, n)
+		}
+	}
+	if len(native) < 40 {
+		t.Errorf("native run printed only %d lines", len(native))
+	}
+}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"container/heap"
 	"context"
 	"crypto/sha256"
@@ -230,15 +231,20 @@ func newWorld(s *Sim, seed uint64, opt runOptions) *world {
 		n := &node{
 			idx: i, name: nc.Name, cfg: nc, workload: i == len(s.cfg.Nodes),
 			module: s.modules[i], loc: s.locs[i],
-			disk: disk.New(disk.Options{
-				StrictDirs:      s.cfg.StrictDirs,
-				FsyncNoop:       mut == MutFsyncNoop,
-				FdatasyncNoop:   mut == MutFdatasyncNoop,
-				DirFsyncNoop:    mut == MutDirFsyncNoop,
-				RenameNonAtomic: mut == MutRenameNonAtom,
-				ReorderSync:     mut == MutReorderSync,
-			}),
 		}
+		n.disk = disk.New(disk.Options{
+			StrictDirs:      s.cfg.StrictDirs,
+			FsyncNoop:       mut == MutFsyncNoop,
+			FdatasyncNoop:   mut == MutFdatasyncNoop,
+			DirFsyncNoop:    mut == MutDirFsyncNoop,
+			RenameNonAtomic: mut == MutRenameNonAtom,
+			ReorderSync:     mut == MutReorderSync,
+			MaxBytes:        int64(s.cfg.DiskLimitMiB) << 20,
+			MaxFileBytes:    int64(s.cfg.FileLimitMiB) << 20,
+			TearUnit:        int64(cmp.Or(s.cfg.Faults.TearUnit, defaultTearUnit)),
+			// File times follow the node's wall clock, as Linux stamps them.
+			Now: func() int64 { return n.clockNS(w.now, true) },
+		})
 		w.nodes = append(w.nodes, n)
 		w.byName[n.name] = n
 	}

@@ -44,12 +44,16 @@ func (r CrashReport) String() string {
 //  1. For each directory by Ino, its pending namespace operations persist as
 //     a prefix of k of n, k drawn uniformly from 0..n (StrictDirs). Without
 //     StrictDirs pending operations exist only under RenameNonAtomic and are
-//     all lost, with no draw.
+//     all lost, with no draw. A prefix that holds one half of a
+//     cross-directory rename whose other half did not survive is then cut
+//     before it (repeatedly, until no rename survives by halves), so a
+//     renamed entry is in exactly one of its two directories.
 //  2. Inodes not reachable from the root through durable entries are
 //     discarded.
 //  3. For each surviving file by Ino, content = durable content, then each
-//     pending operation in order is applied or dropped, or, if torn and it is
-//     a write of at least 2 bytes, applied as a prefix of 1..len-1 bytes.
+//     pending operation in order is applied or dropped, or, if torn and the
+//     write crosses a multiple of Options.TearUnit, applied as a prefix
+//     that ends on such a multiple (any of them, uniformly).
 //     Dropping a write below a kept one leaves zeros: size outlives data.
 //
 // Afterwards volatile state equals durable state and nothing is pending.
@@ -57,24 +61,49 @@ func (f *FS) Crash(r *rand.Rand, torn bool) CrashReport {
 	var rep CrashReport
 	inos := slices.Sorted(maps.Keys(f.inodes))
 
+	// Draw each directory's surviving prefix, then shrink prefixes until no
+	// cross-directory rename survives by one half only.
+	var dirs []*inode
+	keep := map[*inode]int{}
 	for _, ino := range inos {
 		d := f.inodes[ino]
-		n := len(d.nspending)
-		if !d.dir || n == 0 {
+		if !d.dir || len(d.nspending) == 0 {
 			continue
 		}
 		k := 0
 		if f.opts.StrictDirs {
-			k = r.IntN(n + 1)
+			k = r.IntN(len(d.nspending) + 1)
 		}
+		dirs = append(dirs, d)
+		keep[d] = k
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, d := range dirs {
+			for i, op := range d.nspending[:keep[d]] {
+				if op.pair == 0 {
+					continue
+				}
+				if o, j := f.partner(d, op.pair); o == nil || j >= keep[o] {
+					keep[d] = i
+					changed = true
+					break
+				}
+			}
+		}
+	}
+	for _, d := range dirs {
+		n, k := len(d.nspending), keep[d]
 		for _, op := range d.nspending[:k] {
 			f.applyNs(d, op)
 		}
 		f.dropNs(d, d.nspending[k:])
-		d.nspending = nil
 		rep.NamespaceOpsKept += k
 		rep.NamespaceOpsLost += n - k
-		rep.Lines = append(rep.Lines, fmt.Sprintf("ino %d: namespace ops kept %d of %d", ino, k, n))
+		rep.Lines = append(rep.Lines, fmt.Sprintf("ino %d: namespace ops kept %d of %d", d.ino, k, n))
+	}
+	for _, d := range dirs {
+		d.nspending = nil
 	}
 
 	links := f.reachable(&rep)
@@ -147,8 +176,9 @@ func (f *FS) crashFile(in *inode, r *rand.Rand, torn bool, rep *CrashReport) {
 			continue
 		}
 		n := len(op.data)
+		first, cuts := tearCuts(op.off, n, f.unit)
 		choices := 2
-		if torn && n >= 2 {
+		if torn && cuts > 0 {
 			choices = 3
 		}
 		switch r.IntN(choices) {
@@ -160,7 +190,7 @@ func (f *FS) crashFile(in *inode, r *rand.Rand, torn bool, rep *CrashReport) {
 			rep.WritesDropped++
 			dropped++
 		default:
-			m := 1 + r.IntN(n-1)
+			m := int(first + f.unit*int64(r.IntN(cuts)))
 			buf = writeInto(buf, op.off, op.data[:m])
 			rep.WritesTorn++
 			rep.TornBytesKept += int64(m)
@@ -174,3 +204,32 @@ func (f *FS) crashFile(in *inode, r *rand.Rand, torn bool, rep *CrashReport) {
 	in.pending, in.pendingBytes = nil, 0
 	rep.Lines = append(rep.Lines, fmt.Sprintf("ino %d: ops kept %d dropped %d torn %d (bytes kept %d lost %d)", in.ino, kept, dropped, tornN, tk, td))
 }
+
+// tearCuts returns where a write of n bytes at off may be torn: the first
+// prefix length that ends on a multiple of unit, and how many such lengths
+// lie in 1..n-1 (unit apart). With unit 1 they are 1 and n-1.
+func tearCuts(off int64, n int, unit int64) (first int64, count int) {
+	first = (off/unit+1)*unit - off
+	if first >= int64(n) {
+		return first, 0
+	}
+	return first, int((int64(n)-1-first)/unit) + 1
+}
+
+// CutPoint draws how much of a write of n bytes at off lands before a crash
+// interrupts it: 0, or a prefix that ends on a multiple of Options.TearUnit,
+// uniformly among those. With TearUnit 1 it is r.IntN(n).
+func (f *FS) CutPoint(r *rand.Rand, off int64, n int) int {
+	if n <= 0 {
+		return 0
+	}
+	first, cuts := tearCuts(off, n, f.unit)
+	i := r.IntN(cuts + 1)
+	if i == 0 {
+		return 0
+	}
+	return int(first + f.unit*int64(i-1))
+}
+
+// TearUnit is the granularity of torn writes (Options.TearUnit, 1 if unset).
+func (f *FS) TearUnit() int64 { return f.unit }

@@ -23,7 +23,12 @@
 //   - With Options.StrictDirs a namespace operation is durable only once its
 //     parent directory has been synced. Because durable entries belong to the
 //     directory inode, a renamed directory whose own entries were never synced
-//     comes back empty after a crash.
+//     comes back empty after a crash. A rename across directories stays atomic:
+//     its two halves become durable together (when either directory is
+//     synced) or are lost together, so the entry ends up in exactly one of the
+//     two directories.
+//   - A crash tears a pending write only at file offsets that are multiples of
+//     Options.TearUnit (sectors are written whole).
 //   - A failed sync (fsyncgate, as on Linux) returns EIO and forgets the
 //     pending operations without persisting them: the data stays readable but
 //     a later successful sync does not persist it.
@@ -44,8 +49,9 @@ type Ino uint64
 // RootIno is the inode of the root directory.
 const RootIno Ino = 1
 
-// MaxFileSize is the largest size a regular file may reach (1 GiB). Writes
-// or truncates past it fail with EFBIG.
+// MaxFileSize is the largest size a regular file may reach when
+// Options.MaxFileBytes is 0 (1 GiB). Writes or truncates past it fail with
+// EFBIG.
 const MaxFileSize = 1 << 30
 
 // DefaultMaxBytes is the disk capacity used when Options.MaxBytes is 0.
@@ -88,6 +94,20 @@ type Options struct {
 	// overwrites without ever syncing is bounded too. Buffers grow by
 	// doubling, so host memory stays within a small multiple of MaxBytes.
 	MaxBytes int64
+	// MaxFileBytes caps the size of one regular file; writes and truncates
+	// past it fail with EFBIG. 0 means MaxFileSize.
+	MaxFileBytes int64
+
+	// TearUnit is the granularity of torn writes: a crash cuts a pending
+	// write only at file offsets that are multiples of TearUnit (the sector
+	// size: a sector is written whole or not at all), so a write that does
+	// not cross such a boundary is kept whole or dropped. 0 means 1
+	// (byte-granular tears).
+	TearUnit int64
+
+	// Now returns the time, in nanoseconds since the Unix epoch, that
+	// stamps atime, mtime and ctime. nil stamps 0.
+	Now func() int64
 }
 
 // FS is one node's simulated filesystem. It persists across the node's
@@ -96,9 +116,13 @@ type Options struct {
 type FS struct {
 	opts     Options
 	maxBytes int64
-	inodes   map[Ino]*inode
-	next     Ino
-	used     int64
+	maxFile  int64
+	unit     int64
+	// pairs numbers the two halves of cross-directory renames (see nsOp.pair).
+	pairs  uint64
+	inodes map[Ino]*inode
+	next   Ino
+	used   int64
 }
 
 type inode struct {
@@ -120,6 +144,10 @@ type inode struct {
 	entries   map[string]Ino // volatile
 	dentries  map[string]Ino // durable
 	nspending []nsOp
+
+	// Times in ns since the epoch, as Linux keeps them. They are inode
+	// metadata, journaled with it: a crash keeps them as they were.
+	atime, mtime, ctime int64
 }
 
 // fileOp is a pending write (data at off) or truncate (to size off).
@@ -132,25 +160,71 @@ type fileOp struct {
 // nsOp is a pending change to one directory's entries, applied atomically:
 // remove from (same-directory rename), then set name to ino, or remove name
 // when ino is 0.
+//
+// A rename across directories is two ops, the removal in the old directory
+// and the link in the new one, sharing a non-zero pair number. They become
+// durable together or not at all: syncing either directory persists both
+// (and whatever precedes the other half in its own directory), and a crash
+// keeps both or neither, so the file is afterwards in exactly one of the two
+// directories, as after a journaled rename.
 type nsOp struct {
 	name string
 	ino  Ino
 	from string
+	pair uint64
 }
 
 // New returns an FS holding only an empty root directory.
 func New(opts Options) *FS {
-	f := &FS{opts: opts, maxBytes: opts.MaxBytes, inodes: map[Ino]*inode{}, next: RootIno}
+	f := &FS{opts: opts, maxBytes: opts.MaxBytes, maxFile: opts.MaxFileBytes, unit: opts.TearUnit,
+		inodes: map[Ino]*inode{}, next: RootIno}
 	if f.maxBytes <= 0 {
 		f.maxBytes = DefaultMaxBytes
+	}
+	if f.maxFile <= 0 {
+		f.maxFile = MaxFileSize
+	}
+	if f.unit <= 0 {
+		f.unit = 1
 	}
 	root := f.newInode(true)
 	root.nlink, root.drefs = 1, 1
 	return f
 }
 
+func (f *FS) now() int64 {
+	if f.opts.Now == nil {
+		return 0
+	}
+	return f.opts.Now()
+}
+
+// MaxBytes is the disk's capacity; MaxFileBytes the largest size of a file.
+func (f *FS) MaxBytes() int64     { return f.maxBytes }
+func (f *FS) MaxFileBytes() int64 { return f.maxFile }
+
+// modified stamps a change of in's content (mtime and ctime).
+func (f *FS) modified(in *inode) {
+	t := f.now()
+	in.mtime, in.ctime = t, t
+}
+
+// changed stamps a change of in's metadata only (ctime), such as a new link.
+func (f *FS) changed(in *inode) { in.ctime = f.now() }
+
+// accessed stamps a read of in the way Linux's default relatime does: atime
+// moves only if it is not newer than mtime or ctime, or is a day old.
+func (f *FS) accessed(in *inode) {
+	t := f.now()
+	if in.atime <= in.mtime || in.atime <= in.ctime || t-in.atime >= 24*3600*1e9 {
+		in.atime = t
+	}
+}
+
 func (f *FS) newInode(dir bool) *inode {
 	in := &inode{ino: f.next, dir: dir}
+	t := f.now()
+	in.atime, in.mtime, in.ctime = t, t, t
 	if dir {
 		in.entries, in.dentries = map[string]Ino{}, map[string]Ino{}
 	}
@@ -244,13 +318,16 @@ func (f *FS) Lookup(path string) (Ino, error) {
 	return in.ino, nil
 }
 
-// Stat describes an inode as reads see it. Size is 0 for directories; Nlink
-// is the number of names the inode has (0 once unlinked).
+// Stat describes an inode as reads see it. Size is 0 for directories. Nlink
+// counts links as Linux does: for a file its names (hard links), 0 once
+// unlinked; for a directory 2 plus its subdirectories ("." and each
+// subdirectory's ".."), 0 once removed. Times are ns since the epoch.
 type Stat struct {
-	Ino   Ino
-	Dir   bool
-	Size  int64
-	Nlink int
+	Ino                 Ino
+	Dir                 bool
+	Size                int64
+	Nlink               int
+	Atime, Mtime, Ctime int64
 }
 
 // Stat returns the volatile attributes of ino. Errors: EBADF.
@@ -259,7 +336,34 @@ func (f *FS) Stat(ino Ino) (Stat, error) {
 	if err != nil {
 		return Stat{}, err
 	}
-	return Stat{Ino: in.ino, Dir: in.dir, Size: int64(len(in.data)), Nlink: in.nlink}, nil
+	st := Stat{Ino: in.ino, Dir: in.dir, Size: int64(len(in.data)), Nlink: in.nlink,
+		Atime: in.atime, Mtime: in.mtime, Ctime: in.ctime}
+	if in.dir && in.nlink > 0 {
+		st.Nlink = 2
+		for _, c := range in.entries {
+			if f.inodes[c].dir {
+				st.Nlink++
+			}
+		}
+	}
+	return st, nil
+}
+
+// SetTimes sets ino's atime and mtime (nil leaves one as it is) and stamps
+// ctime, like utimensat. Errors: EBADF.
+func (f *FS) SetTimes(ino Ino, atime, mtime *int64) error {
+	in, err := f.get(ino)
+	if err != nil {
+		return err
+	}
+	if atime != nil {
+		in.atime = *atime
+	}
+	if mtime != nil {
+		in.mtime = *mtime
+	}
+	f.changed(in)
+	return nil
 }
 
 // Entry is one name in a directory.
@@ -279,6 +383,7 @@ func (f *FS) ReadDir(ino Ino) ([]Entry, error) {
 	if !d.dir {
 		return nil, ENOTDIR
 	}
+	f.accessed(d)
 	out := make([]Entry, 0, len(d.entries))
 	for _, name := range slices.Sorted(maps.Keys(d.entries)) {
 		c := d.entries[name]
@@ -295,6 +400,7 @@ func (f *FS) recordNs(d *inode, op nsOp) {
 	if op.ino != 0 {
 		f.inodes[op.ino].drefs++
 	}
+	f.modified(d)
 	if !f.opts.StrictDirs && len(d.nspending) == 0 {
 		f.applyNs(d, op)
 		return
@@ -352,6 +458,38 @@ func (f *FS) Create(path string, dir bool) (Ino, error) {
 	return in.ino, nil
 }
 
+// Link gives the regular file at oldpath a further name, newpath (a hard
+// link). Errors: EPERM for a directory (as Linux), EEXIST, ENOENT, ENOTDIR,
+// EINVAL.
+func (f *FS) Link(oldpath, newpath string) error {
+	comps, err := splitPath(oldpath)
+	if err != nil {
+		return err
+	}
+	in, err := f.resolve(comps)
+	if err != nil {
+		return err
+	}
+	d, name, root, err := f.parent(newpath)
+	if root {
+		return EEXIST
+	}
+	if err != nil {
+		return err
+	}
+	if _, ok := d.entries[name]; ok {
+		return EEXIST
+	}
+	if in.dir {
+		return EPERM
+	}
+	in.nlink++
+	f.changed(in)
+	d.entries[name] = in.ino
+	f.recordNs(d, nsOp{name: name, ino: in.ino})
+	return nil
+}
+
 // Unlink removes the name of a regular file. The inode stays usable through
 // its Ino. Errors: EISDIR (also for "/"), ENOENT, ENOTDIR, EINVAL.
 func (f *FS) Unlink(path string) error {
@@ -399,6 +537,7 @@ func (f *FS) Rmdir(path string) error {
 func (f *FS) removeName(d *inode, name string, in *inode) {
 	delete(d.entries, name)
 	in.nlink--
+	f.changed(in)
 	f.recordNs(d, nsOp{name: name})
 }
 
@@ -447,8 +586,10 @@ func (f *FS) Rename(oldpath, newpath string) error {
 
 	delete(src.entries, oldname)
 	dst.entries[newname] = ino
+	f.changed(in)
 	if target != nil {
 		target.nlink--
+		f.changed(target)
 	}
 
 	if f.opts.RenameNonAtomic && target != nil {
@@ -462,8 +603,20 @@ func (f *FS) Rename(oldpath, newpath string) error {
 		f.recordNs(src, nsOp{name: newname, ino: ino, from: oldname})
 		return nil
 	}
-	f.recordNs(src, nsOp{name: oldname})
-	f.recordNs(dst, nsOp{name: newname, ino: ino})
+	f.pairs++
+	rm, ln := nsOp{name: oldname, pair: f.pairs}, nsOp{name: newname, ino: ino, pair: f.pairs}
+	in.drefs++
+	f.modified(src)
+	f.modified(dst)
+	if !f.opts.StrictDirs && len(src.nspending) == 0 && len(dst.nspending) == 0 {
+		f.applyNs(src, rm)
+		f.applyNs(dst, ln)
+		return nil
+	}
+	// Strict mode, or the default mode behind pending ops (RenameNonAtomic):
+	// both halves wait, to land together or not at all.
+	src.nspending = append(src.nspending, rm)
+	dst.nspending = append(dst.nspending, ln)
 	return nil
 }
 

@@ -10,7 +10,7 @@ type Errno uint16
 const (
 	EBADF     Errno = 8  // the inode does not exist (never created, or discarded by a crash)
 	EEXIST    Errno = 20 // the path already exists
-	EFBIG     Errno = 22 // the file would grow beyond MaxFileSize
+	EFBIG     Errno = 22 // the file would grow beyond Options.MaxFileBytes
 	EINVAL    Errno = 28 // a malformed path or argument, or renaming a directory into itself
 	EIO       Errno = 29 // an injected fsync failure
 	EISDIR    Errno = 31 // a file operation on a directory
@@ -18,6 +18,7 @@ const (
 	ENOSPC    Errno = 51 // the disk would exceed Options.MaxBytes
 	ENOTDIR   Errno = 54 // a directory operation on a file, or a file used as a path prefix
 	ENOTEMPTY Errno = 55 // removing or replacing a directory that still has entries
+	EPERM     Errno = 63 // a hard link to a directory
 )
 
 var errnoNames = map[Errno]string{
@@ -31,6 +32,7 @@ var errnoNames = map[Errno]string{
 	ENOSPC:    "ENOSPC: no space left on device",
 	ENOTDIR:   "ENOTDIR: not a directory",
 	ENOTEMPTY: "ENOTEMPTY: directory not empty",
+	EPERM:     "EPERM: operation not permitted",
 }
 
 // Error returns the symbolic name and the usual libc message.

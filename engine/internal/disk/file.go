@@ -1,6 +1,10 @@
 package disk
 
-import "slices"
+import (
+	"cmp"
+	"maps"
+	"slices"
+)
 
 func (f *FS) file(ino Ino) (*inode, error) {
 	in, err := f.get(ino)
@@ -24,6 +28,7 @@ func (f *FS) ReadAt(ino Ino, p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, EINVAL
 	}
+	f.accessed(in)
 	if off >= int64(len(in.data)) {
 		return 0, nil
 	}
@@ -53,7 +58,7 @@ func (f *FS) WriteAtPartial(ino Ino, p []byte, off int64, n int) (int, error) {
 		return 0, nil
 	}
 	end := off + int64(len(p))
-	if end > MaxFileSize {
+	if end > f.maxFile {
 		return 0, EFBIG
 	}
 	foot := max(int64(len(in.data)), end, int64(len(in.durable))) + in.pendingBytes + int64(len(p))
@@ -61,6 +66,7 @@ func (f *FS) WriteAtPartial(ino Ino, p []byte, off int64, n int) (int, error) {
 		return 0, err
 	}
 	in.data = writeInto(in.data, off, p)
+	f.modified(in)
 	// Coalesce a write that continues the previous one (appends, sequential
 	// writes): one record keeps pending small and appends amortised O(len),
 	// and a torn prefix of the combined record is still a valid crash state.
@@ -99,7 +105,7 @@ func (f *FS) Truncate(ino Ino, size int64) error {
 	if size < 0 {
 		return EINVAL
 	}
-	if size > MaxFileSize {
+	if size > f.maxFile {
 		return EFBIG
 	}
 	foot := max(size, int64(len(in.durable))) + in.pendingBytes
@@ -107,6 +113,7 @@ func (f *FS) Truncate(ino Ino, size int64) error {
 		return err
 	}
 	in.data = truncTo(in.data, size)
+	f.modified(in)
 	in.pending = append(in.pending, fileOp{trunc: true, off: size})
 	return nil
 }
@@ -122,6 +129,8 @@ func (f *FS) Truncate(ino Ino, size int64) error {
 // (fsyncgate): it returns EIO and forgets the pending operations without
 // persisting them, while the volatile content stays readable. A later
 // successful Sync therefore persists only what was done after the failure.
+// A failed sync of a directory persists nothing and forgets nothing: its
+// namespace operations stay pending.
 //
 // Errors: EBADF, EIO.
 func (f *FS) Sync(ino Ino, dataOnly bool, fail bool) error {
@@ -130,10 +139,11 @@ func (f *FS) Sync(ino Ino, dataOnly bool, fail bool) error {
 		return err
 	}
 	if fail {
-		if in.dir {
-			f.dropNs(in, in.nspending)
-			in.nspending = nil
-		} else {
+		// A directory's namespace operations stay pending: forgetting them
+		// would let the durable tree drift from the one later operations
+		// build on (a file renamed on could then be durable in two
+		// directories, which no journaling filesystem produces).
+		if !in.dir {
 			f.used -= in.pendingBytes
 			in.pending, in.pendingBytes = nil, 0
 		}
@@ -147,10 +157,7 @@ func (f *FS) Sync(ino Ino, dataOnly bool, fail bool) error {
 		if f.opts.ReorderSync && n > 0 {
 			n--
 		}
-		for _, op := range in.nspending[:n] {
-			f.applyNs(in, op)
-		}
-		in.nspending = slices.Clone(in.nspending[n:])
+		f.persistNs(in, n)
 		return nil
 	}
 	n := len(in.pending)
@@ -174,6 +181,55 @@ func (f *FS) Sync(ino Ino, dataOnly bool, fail bool) error {
 	in.pending = in.pending[:rest]
 	f.used += in.footprint() - old
 	return nil
+}
+
+// partner finds the other half of the cross-directory rename pair whose one
+// half is pending in d: the directory holding it and its index there.
+func (f *FS) partner(d *inode, pair uint64) (*inode, int) {
+	for _, ino := range slices.Sorted(maps.Keys(f.inodes)) {
+		o := f.inodes[ino]
+		if !o.dir || o == d {
+			continue
+		}
+		for i, op := range o.nspending {
+			if op.pair == pair {
+				return o, i
+			}
+		}
+	}
+	return nil, -1
+}
+
+// persistNs makes the first n pending namespace operations of directory d
+// durable, together with the other half of every cross-directory rename
+// among them and, to keep each directory's operations in order, whatever
+// precedes that half in its own directory (transitively).
+func (f *FS) persistNs(d *inode, n int) {
+	upto := map[*inode]int{d: n}
+	scanned := map[*inode]int{}
+	work := []*inode{d}
+	for len(work) > 0 {
+		x := work[len(work)-1]
+		work = work[:len(work)-1]
+		for i := scanned[x]; i < upto[x]; i++ {
+			op := x.nspending[i]
+			if op.pair == 0 {
+				continue
+			}
+			if o, j := f.partner(x, op.pair); o != nil && upto[o] < j+1 {
+				upto[o] = j + 1
+				work = append(work, o)
+			}
+		}
+		scanned[x] = max(scanned[x], upto[x])
+	}
+	for _, x := range slices.SortedFunc(maps.Keys(upto), func(a, b *inode) int { return cmp.Compare(a.ino, b.ino) }) {
+		k := upto[x]
+		for _, op := range x.nspending[:k] {
+			f.applyNs(x, op)
+		}
+		x.nspending = slices.Clone(x.nspending[k:])
+	}
 }
 
 // spareMax bounds the write buffer an inode keeps for reuse after a sync.

@@ -77,6 +77,8 @@ func main() {
 		random()
 	case "files":
 		files(arg(0, "/w"))
+	case "meta":
+		meta(arg(0, "/w"))
 	case "timers":
 		timers()
 	case "yield":
@@ -671,6 +673,106 @@ func files(root string) {
 	step("stat removed d", err)
 	ents, err = os.ReadDir(root)
 	out("root now %s %s", entNames(ents), errName(err))
+}
+
+// meta exercises file metadata the Linux way: hard links and link counts, times that
+// follow the clock, and the errors of a trailing slash on a file and of opening a
+// directory for writing. It prints only what must agree natively and in simulation.
+func meta(root string) {
+	p := func(name string) string { return filepath.Join(root, name) }
+	out := func(format string, a ...any) { fmt.Printf(format+"\n", a...) }
+	step := func(name string, err error) { out("%s: %s", name, errName(err)) }
+	stat := func(name string) os.FileInfo {
+		fi, err := os.Stat(p(name))
+		must(err)
+		return fi
+	}
+	nl := func(name string) { out("nlink %s %d", name, nlink(stat(name))) }
+
+	step("mkdirall root", os.MkdirAll(root, 0o755))
+	must(os.WriteFile(p("f"), []byte("one"), 0o644))
+	nl("f")
+	step("link f g", os.Link(p("f"), p("g")))
+	nl("f")
+	nl("g")
+	out("f and g same file %v", os.SameFile(stat("f"), stat("g")))
+	step("link f g again", os.Link(p("f"), p("g")))
+	step("link missing h", os.Link(p("missing"), p("h")))
+	step("link into missing dir", os.Link(p("f"), p("nodir/h")))
+	step("mkdir d", os.Mkdir(p("d"), 0o755))
+	step("link dir", os.Link(p("d"), p("d2")))
+	must(os.WriteFile(p("g"), []byte("written via g"), 0o644))
+	b, err := os.ReadFile(p("f"))
+	out("f reads %q %s", b, errName(err))
+	nl("d")
+	step("mkdir d/sub", os.Mkdir(p("d/sub"), 0o755))
+	step("mkdir d/sub2", os.Mkdir(p("d/sub2"), 0o755))
+	nl("d")
+	must(os.WriteFile(p("d/file"), nil, 0o644))
+	nl("d")
+	step("rename f d/f", os.Rename(p("f"), p("d/f")))
+	nl("g")
+	step("remove g", os.Remove(p("g")))
+	nl("d/f")
+
+	tmp, err := os.Create(p("tmp"))
+	must(err)
+	step("remove open tmp", os.Remove(p("tmp")))
+	fi, err := tmp.Stat()
+	must(err)
+	out("nlink of an unlinked open file %d", nlink(fi))
+	_, err = tmp.Write([]byte("still writable"))
+	step("write unlinked open file", err)
+	tmp.Close()
+
+	_, err = os.Open(p("d/f") + "/")
+	step("open file/", err)
+	_, err = os.Stat(p("d/f") + "/")
+	step("stat file/", err)
+	_, err = os.OpenFile(p("new")+"/", os.O_CREATE|os.O_WRONLY, 0o644)
+	step("create new/", err)
+	step("remove file/", os.Remove(p("d/f")+"/"))
+	step("rename file/", os.Rename(p("d/f")+"/", p("d/x")))
+	dd, err := os.Open(p("d") + "/")
+	step("open dir/", err)
+	if err == nil {
+		dd.Close()
+	}
+	_, err = os.OpenFile(p("d"), os.O_WRONLY, 0)
+	step("open dir write-only", err)
+	_, err = os.OpenFile(p("d"), os.O_RDWR, 0)
+	step("open dir read-write", err)
+	_, err = os.OpenFile(p("d"), os.O_RDONLY|os.O_CREATE, 0o644)
+	step("open dir with O_CREATE", err)
+
+	// Times: they follow the wall clock, and writes move mtime and ctime forward.
+	before := stat("d/f")
+	out("mtime within a minute of now %v", time.Since(before.ModTime()).Abs() < time.Minute)
+	time.Sleep(50 * time.Millisecond)
+	af, err := os.OpenFile(p("d/f"), os.O_APPEND|os.O_WRONLY, 0)
+	must(err)
+	_, err = af.Write([]byte("!"))
+	must(err)
+	af.Close()
+	after := stat("d/f")
+	out("write moved mtime forward %v", after.ModTime().After(before.ModTime()))
+	out("write moved ctime forward %v", ctime(after).After(ctime(before)))
+	out("mtime moved by at least the sleep %v", after.ModTime().Sub(before.ModTime()) >= 40*time.Millisecond)
+	dir0 := stat("d")
+	time.Sleep(50 * time.Millisecond)
+	must(os.WriteFile(p("d/new"), nil, 0o644))
+	out("create moved the directory's mtime forward %v", stat("d").ModTime().After(dir0.ModTime()))
+	time.Sleep(50 * time.Millisecond)
+	_, err = os.ReadFile(p("d/f"))
+	must(err)
+	out("read moved atime past mtime %v", atime(stat("d/f")).After(after.ModTime()))
+	c0 := ctime(stat("d/f"))
+	time.Sleep(50 * time.Millisecond)
+	set := time.Date(2020, 2, 3, 4, 5, 6, 0, time.UTC)
+	step("chtimes", os.Chtimes(p("d/f"), set, set))
+	got := stat("d/f")
+	out("chtimes set mtime %v atime %v", got.ModTime().Equal(set), atime(got).Equal(set))
+	out("chtimes moved ctime forward %v", ctime(got).After(c0))
 }
 
 func entNames(ents []os.DirEntry) string {
