@@ -5,13 +5,17 @@
 //
 // Line API on -api (one request per line, one answer per line):
 //
-//	PUT key value  ->  OK index | REDIRECT leader-id | NOLEADER | ERR reason
-//	READ key       ->  VAL value | NONE | REDIRECT leader-id | NOLEADER | ERR reason
-//	               (linearizable: the read goes through the raft log)
-//	GET key        ->  VAL value | NONE   (this node's applied state, possibly stale)
+//	PUT key value     ->  OK index | REDIRECT leader-id | NOLEADER | ERR reason
+//	APPEND key value  ->  OK index | REDIRECT leader-id | NOLEADER | ERR reason
+//	READ key          ->  VAL value | NONE | REDIRECT leader-id | NOLEADER | ERR reason
+//	                  (linearizable: the read goes through the raft log)
+//	GET key           ->  VAL value | NONE   (this node's applied state, possibly stale)
+//	LEADER            ->  LEADER | REDIRECT leader-id | NOLEADER
 //
-// The raft log and stable store are in memory (raft.NewInmemStore), snapshots on disk
-// (raft.NewFileSnapshotStore): the example's faults are network faults, not crashes.
+// With -data, the raft log and stable store are files under that directory (store.go)
+// and the snapshots are raft's own FileSnapshotStore in -data/snapshots, so a crashed
+// server comes back with what it had made durable. Without -data the log is in memory
+// (raft.NewInmemStore) and the snapshots go to /raft: fine while nodes never crash.
 package main
 
 import (
@@ -23,6 +27,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -31,12 +36,26 @@ import (
 	"github.com/hashicorp/raft"
 )
 
+// opts are the storage and snapshot settings.
+var opts struct {
+	data              string
+	nosync            bool
+	snapshotThreshold uint64
+	snapshotInterval  time.Duration
+	trailingLogs      uint64
+}
+
 func main() {
 	id := flag.String("id", "", "this server's raft ID, which is also its node name (default $SEEDFALL_NODE)")
 	peers := flag.String("peers", "n1,n2,n3", "comma-separated IDs (node names) of every voter")
 	raftPort := flag.Int("raft-port", 7000, "raft transport port (on every node)")
 	api := flag.String("api", ":8000", "`address` of the line API")
 	logLevel := flag.String("log", "info", "raft log level")
+	flag.StringVar(&opts.data, "data", "", "`dir` of the durable log, stable store and snapshots (default: log in memory)")
+	flag.BoolVar(&opts.nosync, "nosync", false, "negative control: the file store never fsyncs the log")
+	flag.Uint64Var(&opts.snapshotThreshold, "snapshot-threshold", 16, "raft SnapshotThreshold: entries since the last snapshot")
+	flag.DurationVar(&opts.snapshotInterval, "snapshot-interval", 500*time.Millisecond, "raft SnapshotInterval")
+	flag.Uint64Var(&opts.trailingLogs, "trailing-logs", 4, "raft TrailingLogs: entries kept behind a snapshot")
 	flag.Parse()
 	if *id == "" {
 		*id = os.Getenv("SEEDFALL_NODE")
@@ -59,9 +78,11 @@ func run(id string, peers []string, raftPort int, api, logLevel string) error {
 	conf.ElectionTimeout = 300 * time.Millisecond
 	conf.LeaderLeaseTimeout = 200 * time.Millisecond
 	conf.CommitTimeout = 20 * time.Millisecond
-	conf.SnapshotThreshold = 64
-	conf.SnapshotInterval = 2 * time.Second
-	conf.TrailingLogs = 32
+	// Frequent snapshots and a short trailing log: the log is compacted many times in
+	// a run, so restarts recover from a snapshot plus a few entries.
+	conf.SnapshotThreshold = opts.snapshotThreshold
+	conf.SnapshotInterval = opts.snapshotInterval
+	conf.TrailingLogs = opts.trailingLogs
 
 	// raft.NewTCPTransport wants an advertisable address: resolve our own name (the net
 	// overlay answers with the node's stable fake IP).
@@ -73,13 +94,31 @@ func run(id string, peers []string, raftPort int, api, logLevel string) error {
 	if err != nil {
 		return fmt.Errorf("transport: %w", err)
 	}
-	snaps, err := raft.NewFileSnapshotStoreWithLogger("/raft", 2, logger)
+	var logs raft.LogStore
+	var stable raft.StableStore
+	snapDir := "/raft"
+	if opts.data == "" {
+		store := raft.NewInmemStore()
+		logs, stable = store, store
+	} else {
+		store, err := openFileStore(opts.data, opts.nosync)
+		if err != nil {
+			return fmt.Errorf("file store: %w", err)
+		}
+		logs, stable = store, store
+		snapDir = opts.data
+		// raft's FileSnapshotStore creates <dir>/snapshots with MkdirAll and never
+		// fsyncs its parent; create it durably first.
+		if err := store.mkdirAll(filepath.Join(snapDir, "snapshots")); err != nil {
+			return fmt.Errorf("snapshot dir: %w", err)
+		}
+	}
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(snapDir, 2, logger)
 	if err != nil {
 		return fmt.Errorf("snapshot store: %w", err)
 	}
-	store := raft.NewInmemStore()
 	fsm := &kvFSM{kv: map[string]string{}}
-	r, err := raft.NewRaft(conf, fsm, store, store, snaps, trans)
+	r, err := raft.NewRaft(conf, fsm, logs, stable, snaps, trans)
 	if err != nil {
 		return fmt.Errorf("raft: %w", err)
 	}
@@ -121,10 +160,12 @@ func serve(c net.Conn, r *raft.Raft, fsm *kvFSM) {
 		f := strings.Fields(in.Text())
 		var answer string
 		switch {
-		case len(f) == 3 && f[0] == "PUT":
-			answer = apply(r, f[1]+"="+f[2])
+		case len(f) == 3 && (f[0] == "PUT" || f[0] == "APPEND"):
+			answer = apply(r, f[0]+" "+f[1]+" "+f[2])
 		case len(f) == 2 && f[0] == "READ":
-			answer = apply(r, "?"+f[1])
+			answer = apply(r, "READ "+f[1])
+		case len(f) == 1 && f[0] == "LEADER":
+			answer = leader(r)
 		case len(f) == 2 && f[0] == "GET":
 			if v, ok := fsm.get(f[1]); ok {
 				answer = "VAL " + v
@@ -140,13 +181,11 @@ func serve(c net.Conn, r *raft.Raft, fsm *kvFSM) {
 	}
 }
 
-// apply submits a command to the log on the leader: "key=value" writes, "?key" reads.
+// apply submits a command to the log on the leader: "PUT key value", "APPEND key
+// value" or "READ key".
 func apply(r *raft.Raft, cmd string) string {
-	if r.State() != raft.Leader {
-		if _, id := r.LeaderWithID(); id != "" {
-			return "REDIRECT " + string(id)
-		}
-		return "NOLEADER"
+	if ans := leader(r); ans != "LEADER" {
+		return ans
 	}
 	f := r.Apply([]byte(cmd), 2*time.Second)
 	if err := f.Error(); err != nil {
@@ -164,6 +203,17 @@ func apply(r *raft.Raft, cmd string) string {
 	return fmt.Sprintf("OK %d", f.Index())
 }
 
+// leader answers LEADER on the leader, else REDIRECT leader-id or NOLEADER.
+func leader(r *raft.Raft) string {
+	if r.State() == raft.Leader {
+		return "LEADER"
+	}
+	if _, id := r.LeaderWithID(); id != "" {
+		return "REDIRECT " + string(id)
+	}
+	return "NOLEADER"
+}
+
 // readResult is the FSM's answer to a read command.
 type readResult struct {
 	value string
@@ -177,18 +227,22 @@ type kvFSM struct {
 }
 
 func (m *kvFSM) Apply(l *raft.Log) any {
-	if k, ok := strings.CutPrefix(string(l.Data), "?"); ok {
-		v, found := m.get(k)
+	f := strings.Fields(string(l.Data))
+	switch {
+	case len(f) == 2 && f[0] == "READ":
+		v, found := m.get(f[1])
 		return readResult{v, found}
+	case len(f) == 3 && (f[0] == "PUT" || f[0] == "APPEND"):
+		m.mu.Lock()
+		if f[0] == "PUT" {
+			m.kv[f[1]] = f[2]
+		} else {
+			m.kv[f[1]] += f[2]
+		}
+		m.mu.Unlock()
+		return nil
 	}
-	k, v, ok := strings.Cut(string(l.Data), "=")
-	if !ok {
-		return fmt.Errorf("bad entry %q", l.Data)
-	}
-	m.mu.Lock()
-	m.kv[k] = v
-	m.mu.Unlock()
-	return nil
+	return fmt.Errorf("bad entry %q", l.Data)
 }
 
 func (m *kvFSM) get(k string) (string, bool) {
