@@ -5,6 +5,7 @@ package exampletest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 var (
@@ -186,4 +188,25 @@ func FaultCount(t testing.TB, out string) int {
 	}
 	n, _ := strconv.Atoi(m[1])
 	return n
+}
+
+// RunModule runs `go test -short ./...` in the example module at dir (its own Go
+// module, which the root's `go test ./...` does not reach) within 10 minutes, and fails
+// with its output if it fails. Each module has its own test package under
+// examples/modules/, so that each gets its own test binary and timeout.
+func RunModule(t *testing.T, dir string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the example module's own test suite")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "test", "-short", "-count=1", "./...")
+	cmd.Dir = dir
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s: go test -short ./... in %s", dir, time.Since(start).Round(time.Second))
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", dir, err, out)
+	}
 }
