@@ -934,3 +934,20 @@ func TestWatchdogInProcess(t *testing.T) {
 		t.Errorf("seed 2: verdict %s (%v), want pass", r.Verdict, r.Failure)
 	}
 }
+
+// TestWatchdogSparesSlowProgress: the watchdog stops a guest that runs without host
+// calls, not a run that is merely slow: a guest that makes host calls for longer than the
+// budget without ever blocking (here 400,000 clock reads against a 100ms budget) is never
+// taken for a spin, whatever the machine's speed. It passes, or on a very slow machine
+// meets the cap of 10 budgets for the whole run, which says so.
+func TestWatchdogSparesSlowProgress(t *testing.T) {
+	s := prepared(t, "busy.json", basicConfig(`"watchdog": "100ms"`, basicNode("client", "busy", "400000")))
+	r := s.Run(context.Background(), 1, engine.RunOptions{Trace: true})
+	switch {
+	case r.Verdict == engine.VerdictPass:
+	case r.Verdict == engine.VerdictWatchdog && strings.Contains(r.Failure.Reason, "while still making progress"):
+		t.Logf("the machine is slow: %s", r.Failure.Reason)
+	default:
+		t.Fatalf("verdict %s (%v), want pass: %d host calls in %s of wall time", r.Verdict, r.Failure, r.Stats.HostCalls, time.Duration(r.Stats.WallNS))
+	}
+}

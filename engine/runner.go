@@ -89,7 +89,7 @@ func NewRunner(cfg *Config, opt IsolatedOptions) *Runner {
 		}
 	}
 	opt.Workers = max(1, opt.Workers)
-	return &Runner{opt: opt, limit: time.Duration(cfg.Watchdog) + grace,
+	return &Runner{opt: opt, limit: runCapFactor*time.Duration(cfg.Watchdog) + grace,
 		slots: make(chan struct{}, opt.Workers)}
 }
 

@@ -183,7 +183,8 @@ type IsolatedOptions struct {
 	// requests (one per line) on stdin and writes one JSON Result per line on stdout (see
 	// ServeWorker).
 	Command func() *exec.Cmd
-	// Grace is added to the config's watchdog before a worker is killed (default 2s, or
+	// Grace is added to the longest a run may take (10 watchdog budgets, see the world's
+	// monitor) before a worker that stopped answering is killed (default 2s, or
 	// $SEEDFALL_WATCHDOG_GRACE).
 	Grace time.Duration
 	// OnResult is called for each result as it completes, serialized.
@@ -217,7 +218,7 @@ func NewPool(cfg *Config, opt IsolatedOptions) *Pool {
 		}
 	}
 	opt.Workers = max(1, opt.Workers)
-	return &Pool{cfg: cfg, opt: opt, limit: time.Duration(cfg.Watchdog) + grace, idle: make(chan *worker, opt.Workers)}
+	return &Pool{cfg: cfg, opt: opt, limit: runCapFactor*time.Duration(cfg.Watchdog) + grace, idle: make(chan *worker, opt.Workers)}
 }
 
 // Close stops the idle workers.
@@ -326,7 +327,11 @@ func (p *Pool) runSeed(ctx context.Context, wk *worker, tmpl SeedRequest, seed u
 				}
 			}
 		}
-		res, err := wk.run(ctx, req, p.limit)
+		limit := p.limit
+		if req.Check { // two runs
+			limit += runCapFactor * time.Duration(p.cfg.Watchdog)
+		}
+		res, err := wk.run(ctx, req, limit)
 		if err == nil {
 			return res, wk
 		}
@@ -338,7 +343,7 @@ func (p *Pool) runSeed(ctx context.Context, wk *worker, tmpl SeedRequest, seed u
 		}
 		if strings.Contains(err.Error(), "timeout") {
 			// The watchdog: the guest spun; running it again would spin again.
-			return errorResult(seed, VerdictWatchdog, fmt.Sprintf("seed %d: worker stopped after %s without an answer (a guest spinning without host calls?)", seed, p.limit)), nil
+			return errorResult(seed, VerdictWatchdog, fmt.Sprintf("seed %d: worker stopped after %s without an answer (a guest spinning without host calls?)", seed, limit)), nil
 		}
 		r = errorResult(seed, VerdictError, fmt.Sprintf("seed %d: worker process failed: %v%s", seed, err, tail))
 	}

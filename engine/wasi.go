@@ -160,6 +160,7 @@ func buildHost(ctx context.Context, rt wazero.Runtime, module string, fns []wasi
 		b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
 			inc := incOf(ctx)
 			inc.w.stats.HostCalls++
+			inc.w.steps.Add(1) // progress, for the watchdog
 			if inc.killed {
 				panic(sys.NewExitError(exitCrashed))
 			}

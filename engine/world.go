@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -102,9 +103,14 @@ type world struct {
 	done        bool
 	stats       RunStats
 	watchdogHit bool
-	wallStart   time.Time
-	outDir      string
-	syncSites   map[string]bool
+	// steps counts the world loop's iterations (events fired, switches), for the
+	// watchdog's monitor; stuck says what it found when it closed stuckCh.
+	steps     atomic.Int64
+	stuck     string
+	stopWatch func()
+	wallStart time.Time
+	outDir    string
+	syncSites map[string]bool
 }
 
 // node is one process of the system under test, across its incarnations.
@@ -260,13 +266,13 @@ func (w *world) run(ctx context.Context) *Result {
 	for _, n := range w.nodes {
 		w.start(n)
 	}
-	var wallDeadline <-chan time.Time
+	var wallDeadline <-chan struct{}
 	if w.opt.wallBudget > 0 {
-		t := time.NewTimer(w.opt.wallBudget)
-		defer t.Stop()
-		wallDeadline = t.C
+		wallDeadline = w.watch(w.opt.wallBudget)
+		defer w.stopWatch()
 	}
 	for !w.done {
+		w.steps.Add(1)
 		if ctx.Err() != nil {
 			w.verdict = VerdictError
 			w.failure = &Failure{Kind: "canceled", Reason: "run canceled: " + ctx.Err().Error(), AtNS: w.now}
@@ -284,9 +290,11 @@ func (w *world) run(ctx context.Context) *Result {
 		if inc := w.pickRunnable(); inc != nil {
 			if !w.switchTo(inc, wallDeadline) {
 				w.verdict = VerdictWatchdog
-				w.failure = &Failure{Kind: "watchdog", Node: inc.label,
-					Reason: fmt.Sprintf("%s ran for more than the wall-clock budget %s without yielding (a loop without host calls?)", inc.label, w.opt.wallBudget),
-					AtNS:   w.now}
+				reason := fmt.Sprintf("%s ran for more than the wall-clock budget %s without yielding (a loop without host calls?)", inc.label, w.opt.wallBudget)
+				if w.stuck == stuckSlow {
+					reason = fmt.Sprintf("the run took more than %s of wall-clock time (%d× the watchdog) while still making progress: the machine is slow or the horizon long (raise \"watchdog\")", runCapFactor*w.opt.wallBudget, runCapFactor)
+				}
+				w.failure = &Failure{Kind: "watchdog", Node: inc.label, Reason: reason, AtNS: w.now}
 				w.watchdogHit = true
 				// The spinning guest's goroutine never reaches a safe point again, so the
 				// next garbage collection would wait for it forever and hang this process
@@ -386,7 +394,55 @@ func (w *world) pickRunnable() *incarnation {
 
 // switchTo hands the token to inc and waits until it gives it back. It returns false if
 // the wall-clock budget ran out first.
-func (w *world) switchTo(inc *incarnation, wallDeadline <-chan time.Time) bool {
+// What the watchdog's monitor found.
+const (
+	stuckSpin = "spin" // one switch ran longer than the budget
+	stuckSlow = "slow" // the whole run ran longer than runCapFactor budgets
+)
+
+// runCapFactor bounds a run that keeps making progress: runCapFactor watchdog budgets
+// of wall-clock time in all.
+const runCapFactor = 10
+
+// watch starts the watchdog's monitor and returns a channel it closes when the run is
+// stuck: the world loop made no step (no event fired, no node gave the token back) for
+// budget, which only a guest running without host calls does; or the whole run took
+// runCapFactor budgets. A run on a slow machine that keeps making progress is never
+// stopped before the latter, so host speed does not turn a long run into a "spin".
+func (w *world) watch(budget time.Duration) <-chan struct{} {
+	ch := make(chan struct{})
+	done := make(chan struct{})
+	w.stopWatch = func() { close(done) }
+	go func() {
+		tick := time.NewTicker(max(budget/8, time.Millisecond))
+		defer tick.Stop()
+		start := time.Now()
+		last, since := w.steps.Load(), start
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-tick.C:
+				if n := w.steps.Load(); n != last {
+					last, since = n, now
+				}
+				switch {
+				case now.Sub(since) >= budget:
+					w.stuck = stuckSpin
+				case now.Sub(start) >= runCapFactor*budget:
+					w.stuck = stuckSlow
+				default:
+					continue
+				}
+				close(ch)
+				return
+			}
+		}
+	}()
+	return ch
+}
+
+func (w *world) switchTo(inc *incarnation, wallDeadline <-chan struct{}) bool {
 	w.stats.Switches++
 	inc.state = incRunning
 	w.running = inc

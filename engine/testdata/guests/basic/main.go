@@ -146,6 +146,15 @@ func main() {
 		}
 		sim.Call(n, map[string]string{"op": "read"}).Return(map[string]string{"value": "never written"})
 		fmt.Printf("recorded %d operations\n", n+1)
+	case "busy":
+		// busy [n]: n clock reads (host calls) without ever blocking: slow, but progress.
+		n, err := strconv.Atoi(arg(0, "1000000"))
+		must(err)
+		var t time.Time
+		for range n {
+			t = time.Now()
+		}
+		fmt.Println("busy done", t.IsZero())
 	case "spin":
 		// spin [seed]: spin without host calls when the run's seed is that seed ("all":
 		// on every seed).
