@@ -13,6 +13,8 @@ import (
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 	"go.uber.org/zap"
+
+	"github.com/seedfall/seedfall/sim"
 )
 
 // disk is a node's durable state: etcd's WAL and snapshot directory, laid out as an
@@ -51,6 +53,18 @@ func mkdirDurable(dir string) error {
 	return syncDir(parent)
 }
 
+// writeDurable creates an empty file and makes it and its directory entry durable.
+func writeDurable(path string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o640)
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(f.Sync(), f.Close()); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
@@ -67,7 +81,18 @@ func (d *disk) open() (*recovered, error) {
 		return nil, fmt.Errorf("create %s: %w", d.snapDir, err)
 	}
 	d.snaps = snap.New(d.lg, d.snapDir)
+	// created marks, durably, that this member's WAL was created: from then on the
+	// member has voted and acknowledged entries, and must never bootstrap again.
+	created := filepath.Join(filepath.Dir(d.walDir), "wal-created")
+	_, err := os.Stat(created)
+	hadWAL := err == nil
+	if hadWAL {
+		sim.Always(wal.Exist(d.walDir), "a restarted member finds the WAL it created", nil)
+	}
 	if !wal.Exist(d.walDir) {
+		if hadWAL {
+			fmt.Printf("WAL lost: %s has no WAL files, though this member created its WAL before\n", d.walDir)
+		}
 		// wal.Create builds the directory under a temporary name, fsyncs it, renames
 		// it into place and fsyncs the parent; the parent must itself be durable.
 		if err := mkdirDurable(filepath.Dir(d.walDir)); err != nil {
@@ -80,6 +105,11 @@ func (d *disk) open() (*recovered, error) {
 		d.wal = w
 		if d.noFsync {
 			w.SetUnsafeNoFsync()
+		}
+		if !hadWAL {
+			if err := writeDurable(created); err != nil {
+				return nil, err
+			}
 		}
 		return &recovered{fresh: true}, nil
 	}
