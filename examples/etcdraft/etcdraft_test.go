@@ -63,7 +63,7 @@ func TestStrictDirsLosesWAL(t *testing.T) {
 
 // With the patch (fsync the temporary directory before the rename) strict_dirs passes.
 func TestStrictDirsPatched(t *testing.T) {
-	code, out := sf(t, "run", "-c", "seedfall.strict.patched.json", "-seeds", "1-3")
+	code, out := sf(t, "run", "-c", "seedfall.strict.fixed.json", "-seeds", "1-3")
 	wantAllSeedsPass(t, code, out, "3")
 }
 
@@ -94,7 +94,7 @@ func TestLong(t *testing.T) {
 		wantPass(t, code, out)
 	})
 	t.Run("strict100", func(t *testing.T) {
-		code, out := sf(t, "run", "-c", "seedfall.strict.patched.json", "-seeds", "1-100")
+		code, out := sf(t, "run", "-c", "seedfall.strict.fixed.json", "-seeds", "1-100")
 		wantPass(t, code, out)
 	})
 	t.Run("check20", func(t *testing.T) {
