@@ -91,7 +91,11 @@ func (s *Sim) Cause(ctx context.Context, seed uint64, opt CauseOptions) (*CauseR
 		}
 		at := f.AtNS
 		if f.ArmedNS > 0 && f.ArmedNS < at {
-			// A mid-op crash is decided when it is armed; it fires at the next disk op.
+			// A mid-op crash is decided when it is armed; it fires at the next disk op,
+			// and what it tears is known only then (how much of the op lands depends on
+			// which op it is and, with sector tears, where it crosses a boundary): a
+			// moment just after it fired too.
+			moms = append(moms, mom{at: at + 1, fault: describeFault(f)})
 			at = f.ArmedNS
 		}
 		moms = append(moms, mom{at: max(at-1, 0)}, mom{at: at + 1, fault: describeFault(f)})

@@ -181,8 +181,10 @@ var (
 
 const diskSeeds = 40
 
+// The writes are a few dozen bytes, inside one sector: tear_unit 1 lets them tear at
+// any byte (TestFaultTearUnit covers sector tears).
 func diskConfig(torn bool, mode string) string {
-	return basicConfig(fmt.Sprintf(`"faults": {"torn_writes": %v}, "horizon": "10s"`, torn),
+	return basicConfig(fmt.Sprintf(`"faults": {"torn_writes": %v, "tear_unit": 1}, "horizon": "10s"`, torn),
 		basicNode("n", mode, "/d"), basicNode("client", "idle", "2s"))
 }
 
@@ -637,6 +639,11 @@ func TestBadConfig(t *testing.T) {
 		{"duplicate node", `{"nodes": [{"name": "s", "pkg": "./s"}, {"name": "s", "pkg": "./s"}], ` + ok + `}`, []string{"nodes[1].name", "duplicate"}},
 		{"missing workload", `{"nodes": [{"name": "s", "pkg": "./s"}]}`, []string{"workload.pkg"}},
 		{"memory limit", `{` + ok + `, "memory_limit_mib": 5000}`, []string{"memory_limit_mib"}},
+		{"tear unit not a power of two", `{` + ok + `, "faults": {"tear_unit": 500}}`, []string{"field faults.tear_unit", "500"}},
+		{"tear unit negative", `{` + ok + `, "faults": {"tear_unit": -512}}`, []string{"field faults.tear_unit"}},
+		{"tear unit too large", `{` + ok + `, "faults": {"tear_unit": 4194304}}`, []string{"field faults.tear_unit"}},
+		{"disk limit", `{` + ok + `, "disk_limit_mib": -1}`, []string{"field disk_limit_mib"}},
+		{"file limit", `{` + ok + `, "file_limit_mib": 100000}`, []string{"field file_limit_mib"}},
 		{"syntax", "{\n" + ok + ",\n}", []string{"line 3"}},
 		{"trailing data", `{` + ok + `} {}`, []string{"trailing"}},
 	} {

@@ -465,7 +465,7 @@ func TestFaultCrashDuringDiskOp(t *testing.T) {
 		// With torn_writes a crash during a write keeps a torn prefix on some seeds;
 		// without, never.
 		for _, torn := range []bool{false, true} {
-			s := ftSim(t, ftLogConfig(fmt.Sprintf(`"faults":{"torn_writes":%v}`, torn)))
+			s := ftSim(t, ftLogConfig(fmt.Sprintf(`"faults":{"torn_writes":%v,"tear_unit":1}`, torn)))
 			tornSeeds := 0
 			for seed := uint64(1); seed <= 10; seed++ {
 				r := ftRun(t, s, seed, plan)
@@ -948,5 +948,97 @@ func TestFaultPlanReplayIdentical(t *testing.T) {
 	t.Logf("fault kinds applied over the seeds: %v", got)
 	if len(got) < 7 {
 		t.Fatalf("want every generated fault kind exercised, got %v", got)
+	}
+}
+
+// TestFaultTearUnit: a crash during a write, and the crash-time tearing of a pending
+// write, cut it only at file offsets that are multiples of faults.tear_unit (512 by
+// default: sectors are written whole); tear_unit 1 tears at any byte. The guest syncs
+// 100 bytes, then writes 1500 bytes at offset 100 (crossing 512, 1024 and 1536).
+func TestFaultTearUnit(t *testing.T) {
+	sizes := func(t *testing.T, extra string, midOp bool) map[int]int {
+		s := ftSim(t, ftDiskConfig(extra, "-mode", "sectors"))
+		// Find the 1500-byte write's op number in a run without faults.
+		r := ftRun(t, s, 1, ftPlan())
+		w := ftMust(t, r, "disk#1", `^disk #\d+ write /sectors @100\+1500`)
+		op, _ := strconv.Atoi(strings.TrimPrefix(strings.Fields(w.raw)[1], "#"))
+		got := map[int]int{}
+		for seed := uint64(1); seed <= 40; seed++ {
+			f := ftCrash("disk", 300*time.Millisecond, 100*time.Millisecond)
+			if midOp {
+				f = engine.Fault{Kind: engine.FaultCrash, Node: "disk", DiskOp: int64(op), Incarnation: 1, RestartNS: int64(100 * time.Millisecond)}
+			}
+			r := ftRun(t, s, seed, ftPlan(f))
+			l := ftMust(t, r, "disk#2", `^\| size \d+$`)
+			n, _ := strconv.Atoi(strings.TrimPrefix(l.text, "size "))
+			got[n]++
+		}
+		return got
+	}
+	for _, midOp := range []bool{false, true} {
+		t.Run(fmt.Sprintf("mid-op %v", midOp), func(t *testing.T) {
+			got := sizes(t, `"faults":{"torn_writes":true}`, midOp)
+			for n := range got {
+				if n != 100 && n != 1600 && n%512 != 0 {
+					t.Errorf("tear_unit 512: file cut at %d bytes, not on a sector boundary (%v)", n, got)
+				}
+			}
+			if got[512]+got[1024]+got[1536] == 0 {
+				t.Errorf("tear_unit 512: no seed tore the write at a sector boundary: %v", got)
+			}
+			bytewise := sizes(t, `"faults":{"torn_writes":true,"tear_unit":1}`, midOp)
+			odd := 0
+			for n, k := range bytewise {
+				if n != 100 && n != 1600 && n%512 != 0 {
+					odd += k
+				}
+			}
+			if odd == 0 {
+				t.Errorf("tear_unit 1: no seed tore the write off a sector boundary: %v", bytewise)
+			}
+		})
+	}
+}
+
+// TestFaultRenamedPaths: after a rename of a file, or of a directory above it, the
+// trace, fault lines and sync sites name the file by its current path.
+func TestFaultRenamedPaths(t *testing.T) {
+	s := ftSim(t, ftDiskConfig("", "-mode", "renamed"))
+	r := ftRun(t, s, 1, ftPlan())
+	ftMust(t, r, "disk#1", `^disk #\d+ write /data/wal @4\+17`)
+	ftMust(t, r, "disk#1", `^disk #\d+ fsync /data/wal( at \S+)?$`)
+	ftMust(t, r, "disk#1", `^disk #\d+ write /store/wal @21\+16`)
+	ftMust(t, r, "disk#1", `^disk #\d+ fsync /store/wal( at \S+)?$`)
+	ftMust(t, r, "disk#1", `^disk #\d+ fsync /store( at \S+)?$`)
+	last := ftMust(t, r, "disk#1", `^disk #\d+ write /store/wal @37\+4`)
+	if _, ok := ftFind(t, r, "disk#1", `(write /data/wal\.tmp @4|fsync /data/wal\.tmp)`); ok {
+		t.Fatalf("a write after the rename is traced under the old name:\n%s", ftDump(r))
+	}
+	op, _ := strconv.Atoi(strings.TrimPrefix(strings.Fields(last.raw)[1], "#"))
+	r = ftRun(t, s, 1, ftPlan(engine.Fault{Kind: engine.FaultCrash, Node: "disk", DiskOp: int64(op), Incarnation: 1}))
+	ftMust(t, r, "fault", fmt.Sprintf(`^crash disk#1 during disk op #%d write /store/wal @37\+4`, op))
+	if len(r.Faults) != 1 || !strings.HasPrefix(r.Faults[0].Where, "write /store/wal @37+4") {
+		t.Fatalf("applied faults %+v", r.Faults)
+	}
+}
+
+// TestDiskLimits: disk_limit_mib and file_limit_mib bound a node's disk and its files;
+// a guest that reaches one gets ENOSPC or EFBIG, and the trace names the limit.
+func TestDiskLimits(t *testing.T) {
+	for _, tc := range []struct {
+		extra, errno, trace string
+		bytes               string
+	}{
+		// Unsynced data counts twice (page cache and disk): the 1 MiB disk is full
+		// before the file reaches 1 MiB.
+		{`"disk_limit_mib":1`, "no space left on device", `: ENOSPC \(disk full: disk_limit_mib is 1, \d+ bytes in use\)$`, `\d+`},
+		{`"file_limit_mib":2`, "file too large", `: EFBIG \(file too large: file_limit_mib is 2\)$`, "2097152"},
+	} {
+		t.Run(tc.extra, func(t *testing.T) {
+			s := ftSim(t, ftDiskConfig(tc.extra, "-mode", "fill"))
+			r := ftRun(t, s, 1, ftPlan())
+			ftMust(t, r, "disk#1", fmt.Sprintf(`^\| write failed after %s bytes: write /fill: (?i:%s)$`, tc.bytes, tc.errno))
+			ftMust(t, r, "disk#1", `^disk #\d+ write /fill @\d+\+65536 at \S+`+tc.trace)
+		})
 	}
 }

@@ -29,10 +29,10 @@ func TestUnpatchedLogCorrupt(t *testing.T) {
 	lowestFailsWith(t, "tidwall.json", "crashed: exit_code(1): open wal: log corrupt")
 }
 
-// The plan seedfall shrink saved for seed 3 (plans/seed3.shrunk.json): one crash
+// The plan seedfall shrink saved for seed 136 (plans/seed136.shrunk.json): one crash
 // during a write is enough.
 func TestUnpatchedOneFault(t *testing.T) {
-	const plan = "plans/seed3.shrunk.json"
+	const plan = "plans/seed136.shrunk.json"
 	seed, n := readPlan(t, plan)
 	if n != 1 {
 		t.Fatalf("%s has %d faults, want 1", plan, n)

@@ -23,7 +23,12 @@
 //   - With Options.StrictDirs a namespace operation is durable only once its
 //     parent directory has been synced. Because durable entries belong to the
 //     directory inode, a renamed directory whose own entries were never synced
-//     comes back empty after a crash.
+//     comes back empty after a crash. A rename across directories stays atomic:
+//     its two halves become durable together (when either directory is
+//     synced) or are lost together, so the entry ends up in exactly one of the
+//     two directories.
+//   - A crash tears a pending write only at file offsets that are multiples of
+//     Options.TearUnit (sectors are written whole).
 //   - A failed sync (fsyncgate, as on Linux) returns EIO and forgets the
 //     pending operations without persisting them: the data stays readable but
 //     a later successful sync does not persist it.

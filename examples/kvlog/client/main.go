@@ -33,6 +33,12 @@ const (
 	// requestTimeout bounds one request; a partition or a dead server turns into an
 	// error, and the request is retried on a new connection.
 	requestTimeout = 2 * time.Second
+	// Values are small documents: an id ("v38") and a body of minBody to
+	// minBody+bodySpread bytes. Records then span disk sectors, so a crash during an
+	// append can tear one at a sector boundary, as real disks do (seedfall tears at
+	// 512-byte boundaries by default).
+	minBody    = 100
+	bodySpread = 1000
 )
 
 // weak makes a deliberately weak workload for mutation testing: it writes but never
@@ -51,7 +57,7 @@ func main() {
 		maybe: map[string][]string{},
 	}
 	for i := range puts {
-		key, value := fmt.Sprintf("k%d", i%keys), fmt.Sprintf("v%d", i)
+		key, value := fmt.Sprintf("k%d", i%keys), document(i, minBody+rand.IntN(bodySpread+1))
 		c.put(key, value)
 		// Inside the simulator math/rand's top-level functions are seeded by the host
 		// (random_get), so these pauses follow the seed.
@@ -125,9 +131,26 @@ func (c *client) check() {
 		if found && (got == c.acked[k] || slices.Contains(c.maybe[k], got)) {
 			continue
 		}
-		fmt.Printf("acknowledged write lost: %s=%s, server now answers %q\n", k, c.acked[k], reply)
+		fmt.Printf("acknowledged write lost: %s=%s, server now answers %q\n", k, id(c.acked[k]), id(reply))
 		os.Exit(1)
 	}
+}
+
+// document is the value of the i-th PUT: its id "v<i>", a dot, and a body of n bytes
+// that differs per PUT (values are unique, which keeps the check sharp).
+func document(i, n int) string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, n)
+	for j := range b {
+		b[j] = alphabet[(i*7+j)%len(alphabet)]
+	}
+	return fmt.Sprintf("v%d.%s", i, b)
+}
+
+// id shortens a value, or a reply carrying one, to the value's id for messages.
+func id(s string) string {
+	head, _, _ := strings.Cut(s, ".")
+	return head
 }
 
 // request sends one line and reads one reply line. sent reports whether the request may

@@ -20,6 +20,10 @@
 //	allocate   fd_allocate 8192 bytes; -sync fsyncs afterwards
 //	log        append a record and fsync it every 10ms (-n records); after a crash
 //	           report how many whole records survived and the torn tail
+//	sectors    sync 100 bytes, then write 1500 more without a sync; after a crash
+//	           report the file's size (where a tear cut it)
+//	renamed    write through an fd after renaming its file, then its directory
+//	fill       append 64 KiB blocks until a write fails, and print the error
 package main
 
 import (
@@ -113,6 +117,42 @@ func main() {
 		if *doSync {
 			try(f.Sync())
 		}
+	case "sectors":
+		// A synced 100-byte head, then one pending write of 1500 bytes that crosses the
+		// sector boundaries at 512, 1024 and 1536.
+		f := must(os.Create("/sectors"))
+		must(f.Write(bytes.Repeat([]byte("h"), 100)))
+		try(f.Sync())
+		syncDir("/")
+		must(f.Write(bytes.Repeat([]byte("w"), 1500)))
+	case "renamed":
+		// Writes through fds whose file, and then whose directory, were renamed.
+		try(os.Mkdir("/data", 0o755))
+		f := must(os.Create("/data/wal.tmp"))
+		must(f.Write([]byte("head")))
+		try(os.Rename("/data/wal.tmp", "/data/wal"))
+		must(f.Write([]byte("after file rename")))
+		try(f.Sync())
+		d := must(os.Open("/data"))
+		try(os.Rename("/data", "/store"))
+		must(f.Write([]byte("after dir rename")))
+		try(f.Sync())
+		try(d.Sync())
+		try(d.Close())
+		must(f.Write([]byte("last")))
+	case "fill":
+		// Append 64 KiB blocks until a write fails.
+		f := must(os.Create("/fill"))
+		block := make([]byte, 64<<10)
+		total := 0
+		for {
+			n, err := f.Write(block)
+			total += n
+			if err != nil {
+				fmt.Printf("write failed after %d bytes: %v\n", total, err)
+				break
+			}
+		}
 	case "log":
 		f := must(os.OpenFile("/log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644))
 		for i := 0; i < *n; i++ {
@@ -151,6 +191,12 @@ func check(mode string) {
 			head = "zeros"
 		}
 		fmt.Printf("size %d head %s\n", len(b), head)
+	case "sectors":
+		st, err := os.Stat("/sectors")
+		if err != nil {
+			fail("LOST /sectors: %v", err)
+		}
+		fmt.Printf("size %d\n", st.Size())
 	case "allocate":
 		st, err := os.Stat("/prealloc")
 		if err != nil {
