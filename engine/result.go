@@ -100,8 +100,8 @@ type RunStats struct {
 	Incarnations int   `json:"incarnations"`
 	// FailStopRestarts counts restarts of fail-stop nodes (on_exit "restart") after they
 	// exited on their own.
-	FailStopRestarts int `json:"fail_stop_restarts,omitempty"`
-	WallNS       int64 `json:"wall_ns"` // wall time of the run; informational, never shapes the run
+	FailStopRestarts int   `json:"fail_stop_restarts,omitempty"`
+	WallNS           int64 `json:"wall_ns"` // wall time of the run; informational, never shapes the run
 	// What the guests did that durability mutants act on.
 	Fsyncs      int64 `json:"fsyncs,omitempty"`            // fsync of a file
 	Fdatasyncs  int64 `json:"fdatasyncs,omitempty"`        // fdatasync of a file
