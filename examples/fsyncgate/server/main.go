@@ -57,8 +57,10 @@ func main() {
 	}
 }
 
-// syncFile is the server's only way to fsync a file or a directory.
-func syncFile(f *os.File) error {
+// syncFile is the server's only way to fsync a file or a directory; name is what the
+// messages call it (the log is synced through the fd it was created with, as
+// current.tmp).
+func syncFile(f *os.File, name string) error {
 	if *noSync {
 		return nil
 	}
@@ -68,11 +70,11 @@ func syncFile(f *os.File) error {
 	}
 	if *onEIO == "exit" {
 		// Fail-stop: nothing after a failed fsync can be trusted.
-		fmt.Fprintf(os.Stderr, "fsync %s failed: %v: stopping\n", f.Name(), err)
+		fmt.Fprintf(os.Stderr, "fsync %s failed: %v: stopping\n", name, err)
 		os.Exit(1)
 	}
 	// The bug: try again, and believe it.
-	fmt.Printf("fsync %s failed: %v: retrying\n", f.Name(), err)
+	fmt.Printf("fsync %s failed: %v: retrying\n", name, err)
 	return f.Sync()
 }
 
@@ -81,13 +83,14 @@ func syncDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	return errors.Join(syncFile(d), d.Close())
+	return errors.Join(syncFile(d, dir), d.Close())
 }
 
 type server struct {
-	mu  sync.Mutex
-	log *os.File
-	kv  map[string]string
+	mu   sync.Mutex
+	log  *os.File
+	path string
+	kv   map[string]string
 }
 
 func run(addr, dir string) error {
@@ -143,7 +146,7 @@ func (s *server) recover(dir string) (int, error) {
 			return 0, fmt.Errorf("rewrite log: %w", err)
 		}
 	}
-	if err := syncFile(f); err != nil {
+	if err := syncFile(f, tmp); err != nil {
 		return 0, fmt.Errorf("rewrite log: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
@@ -154,7 +157,7 @@ func (s *server) recover(dir string) (int, error) {
 	}
 	// f now names the log: keep appending through it (O_APPEND is not needed, the
 	// offset is at its end).
-	s.log = f
+	s.log, s.path = f, path
 	return len(recs), nil
 }
 
@@ -173,7 +176,7 @@ func (s *server) Put(key, value string) error {
 	if _, err := s.log.Write(frame([]byte(key + " " + value))); err != nil {
 		return err
 	}
-	if err := syncFile(s.log); err != nil {
+	if err := syncFile(s.log, s.path); err != nil {
 		return err
 	}
 	s.kv[key] = value
