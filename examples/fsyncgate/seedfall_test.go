@@ -53,7 +53,11 @@ func TestShrunkPlanReplays(t *testing.T) {
 // seedfall shrink, run live on the lowest failing seed of 1-20 whose first EIO comes
 // before its first crash, drops every fault but the EIO and one crash, from a schedule
 // of at least 15. (A seed whose EIO falls in a later incarnation keeps the crash that
-// made that incarnation: the EIO is pinned to its disk op.)
+// made that incarnation: the EIO is pinned to its disk op.) The seed is taken from the
+// bug's main signature: kvcheck pads values with 0 to -pad digits, and a lost value
+// without padding ("k7=v71-") normalizes to another signature than one with it
+// ("k2=v114-4444"); shrink keeps a failure's own signature, so such a seed keeps the
+// faults that only preserve the padding of the value it loses.
 func TestShrinkToTwoFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("shrinks for a minute or more")
@@ -93,14 +97,20 @@ func eioFirstSeed(t *testing.T, path string) (uint64, int) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 64<<20)
-	var best uint64
-	bestN := 0
+	type cand struct {
+		seed uint64
+		n    int
+		sig  string
+	}
+	var cands []cand
+	count := map[string]int{}
 	for sc.Scan() {
 		var r struct {
 			Seed    uint64 `json:"seed"`
 			Verdict string `json:"verdict"`
 			Failure *struct {
-				AtNS int64 `json:"at_ns"`
+				AtNS      int64  `json:"at_ns"`
+				Signature string `json:"signature"`
 			} `json:"failure"`
 			Faults []struct {
 				AtNS int64  `json:"at_ns"`
@@ -110,9 +120,10 @@ func eioFirstSeed(t *testing.T, path string) (uint64, int) {
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatal(err)
 		}
-		if r.Verdict != "fail" || r.Failure == nil || best != 0 && r.Seed > best {
+		if r.Verdict != "fail" || r.Failure == nil {
 			continue
 		}
+		count[r.Failure.Signature]++
 		n, eio, crash := 0, -1, -1
 		for i, fl := range r.Faults {
 			if fl.AtNS > r.Failure.AtNS {
@@ -127,11 +138,24 @@ func eioFirstSeed(t *testing.T, path string) (uint64, int) {
 			}
 		}
 		if eio >= 0 && crash > eio {
-			best, bestN = r.Seed, n
+			cands = append(cands, cand{r.Seed, n, r.Failure.Signature})
+		}
+	}
+	main := ""
+	for sig, n := range count {
+		if n > count[main] || n == count[main] && sig < main {
+			main = sig
+		}
+	}
+	var best uint64
+	bestN := 0
+	for _, c := range cands {
+		if c.sig == main && (best == 0 || c.seed < best) {
+			best, bestN = c.seed, c.n
 		}
 	}
 	if best == 0 {
-		t.Fatalf("%s: no failing seed whose EIO precedes its first crash", path)
+		t.Fatalf("%s: no failing seed of signature %s whose EIO precedes its first crash", path, main)
 	}
 	return best, bestN
 }
