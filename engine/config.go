@@ -103,15 +103,43 @@ type NodeConfig struct {
 	Patches []string `json:"patches,omitempty"`
 	// Tags are extra build tags.
 	Tags []string `json:"tags,omitempty"`
+	// OnExit says what the node's own exit with a non-zero code (or a panic) means:
+	// "fail" (the default) fails the run; "restart" declares the node fail-stop, like a
+	// server that exits on an fsync error on purpose: it is restarted after
+	// faults.restart_delay over its disk as it is (an exit loses nothing of the page
+	// cache), and only a restart loop fails the run. Not for the workload.
+	OnExit string `json:"on_exit,omitempty"`
+	// MaxRestarts and RestartWindow are a fail-stop node's restart budget: the run fails
+	// when the node exits on its own more than MaxRestarts times within RestartWindow
+	// (defaults 10 and 10s), or still exits again and again when the horizon comes.
+	MaxRestarts   int      `json:"max_restarts,omitempty"`
+	RestartWindow Duration `json:"restart_window,omitempty"`
 }
+
+// On-exit policies of a node.
+const (
+	OnExitFail    = "fail"
+	OnExitRestart = "restart"
+)
+
+// Defaults of a fail-stop node's restart budget.
+const (
+	defaultMaxRestarts   = 10
+	defaultRestartWindow = Duration(10 * time.Second)
+)
+
+// failStop reports whether the node restarts after its own non-zero exit.
+func (n *NodeConfig) failStop() bool { return n.OnExit == OnExitRestart }
 
 // FaultConfig says how hostile the world is. Rates are per second of virtual time.
 type FaultConfig struct {
 	// CrashPerSec is the rate of crashes across the nodes (not the workload).
 	CrashPerSec float64 `json:"crash_per_sec,omitempty"`
 	// CrashMidOp is the share of crashes that happen in the middle of a disk op
-	// (default 0.5 when crashes are on).
-	CrashMidOp *float64 `json:"crash_mid_op,omitempty"`
+	// (default 0.5 when crashes are on), optionally aimed at some paths and op kinds: a
+	// mid-op crash then fires in the node's next matching disk op. In JSON, a number
+	// (0.5) or an object ({"p": 0.5, "paths": ["/data/wal/*"], "ops": ["write"]}).
+	CrashMidOp *DiskFault `json:"crash_mid_op,omitempty"`
 	// RestartDelay is the mean delay before a crashed node restarts (default 250ms).
 	RestartDelay Duration `json:"restart_delay,omitempty"`
 	// TornWrites lets a crash keep a torn prefix of a pending write.
@@ -120,8 +148,10 @@ type FaultConfig struct {
 	// offsets that are multiples of it (a sector is written whole or not at all), also
 	// when a crash interrupts it. 1 tears at any byte. Default 512.
 	TearUnit int `json:"tear_unit,omitempty"`
-	// FsyncEIO is the probability that an fsync fails with EIO (Linux semantics).
-	FsyncEIO float64 `json:"fsync_eio,omitempty"`
+	// FsyncEIO is the probability that an fsync fails with EIO (Linux semantics),
+	// optionally only for some paths and sync kinds. In JSON, a number (0.05) or an
+	// object ({"p": 0.05, "paths": ["/data/wal/*"], "ops": ["fsync"]}).
+	FsyncEIO DiskFault `json:"fsync_eio,omitzero"`
 	// PartitionPerSec is the rate of network partitions; PartitionDuration their mean length
 	// (default 1s); OneWayShare the share that are one-way.
 	PartitionPerSec   float64  `json:"partition_per_sec,omitempty"`
@@ -228,6 +258,8 @@ func ParseConfig(data []byte) (*Config, error) {
 		case errors.As(err, &se):
 			line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
 			return nil, fmt.Errorf("line %d: invalid JSON: %v", line, err)
+		case errors.As(err, &te) && te.Type == reflect.TypeFor[DiskFault]():
+			return nil, fmt.Errorf("field %s: want a probability such as 0.05 or an object such as {\"p\": 0.05, \"paths\": [\"/data/wal/*\"], \"ops\": [\"fsync\"]} (fields p, paths, ops), got %s", te.Field, te.Value)
 		case errors.As(err, &te) && te.Type == reflect.TypeFor[Duration]():
 			return nil, fmt.Errorf("field %s: want a duration such as \"250ms\", got %s", te.Field, te.Value)
 		case errors.As(err, &te):
@@ -275,6 +307,20 @@ func (c *Config) validate() error {
 		if n.Pkg == "" {
 			return fmt.Errorf("field %s.pkg: the node's Go package is required (e.g. \"./server\")", field)
 		}
+		switch n.OnExit {
+		case "", OnExitFail, OnExitRestart:
+		default:
+			return fmt.Errorf("field %s.on_exit: %q is not an exit policy (want \"fail\" or \"restart\")", field, n.OnExit)
+		}
+		if n.MaxRestarts < 0 {
+			return fmt.Errorf("field %s.max_restarts: %d is negative", field, n.MaxRestarts)
+		}
+		if n.RestartWindow < 0 {
+			return fmt.Errorf("field %s.restart_window: %s is negative", field, time.Duration(n.RestartWindow))
+		}
+		if (n.MaxRestarts != 0 || n.RestartWindow != 0) && !n.failStop() {
+			return fmt.Errorf("field %s.max_restarts: a restart budget needs \"on_exit\": \"restart\"", field)
+		}
 		return nil
 	}
 	for i, n := range c.Nodes {
@@ -284,6 +330,9 @@ func (c *Config) validate() error {
 	}
 	if err := check("workload", c.Workload); err != nil {
 		return err
+	}
+	if c.Workload.OnExit != "" || c.Workload.MaxRestarts != 0 || c.Workload.RestartWindow != 0 {
+		return errors.New("field workload.on_exit: the workload's exit ends the run (on_exit, max_restarts and restart_window are for nodes)")
 	}
 	f := c.Faults
 	for _, r := range []struct {
@@ -301,13 +350,18 @@ func (c *Config) validate() error {
 	for _, p := range []struct {
 		name string
 		v    float64
-	}{{"fsync_eio", f.FsyncEIO}, {"one_way_share", f.OneWayShare}} {
+	}{{"one_way_share", f.OneWayShare}} {
 		if p.v < 0 || p.v > 1 {
 			return fmt.Errorf("field faults.%s: %v is not a probability (0 to 1)", p.name, p.v)
 		}
 	}
-	if f.CrashMidOp != nil && (*f.CrashMidOp < 0 || *f.CrashMidOp > 1) {
-		return fmt.Errorf("field faults.crash_mid_op: %v is not a probability (0 to 1)", *f.CrashMidOp)
+	if err := f.FsyncEIO.validate("faults.fsync_eio", syncOpKinds); err != nil {
+		return err
+	}
+	if f.CrashMidOp != nil {
+		if err := f.CrashMidOp.validate("faults.crash_mid_op", diskOpKinds); err != nil {
+			return err
+		}
 	}
 	for _, d := range []struct {
 		name string
@@ -395,13 +449,23 @@ func (c *Config) setDefaults() {
 	if c.FileLimitMiB == 0 {
 		c.FileLimitMiB = 1024
 	}
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		if n.failStop() {
+			if n.MaxRestarts == 0 {
+				n.MaxRestarts = defaultMaxRestarts
+			}
+			if n.RestartWindow == 0 {
+				n.RestartWindow = defaultRestartWindow
+			}
+		}
+	}
 	f := &c.Faults
 	if f.TearUnit == 0 {
 		f.TearUnit = defaultTearUnit
 	}
 	if f.CrashMidOp == nil {
-		half := 0.5
-		f.CrashMidOp = &half
+		f.CrashMidOp = &DiskFault{P: 0.5}
 	}
 	if f.RestartDelay == 0 {
 		f.RestartDelay = Duration(250 * time.Millisecond)

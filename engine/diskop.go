@@ -16,6 +16,14 @@ type diskOp struct {
 
 // beginDiskOp numbers the op and decides whether the node crashes during it.
 func (inc *incarnation) beginDiskOp(kind, path, detail string) diskOp {
+	return inc.beginDiskOpOn(kind, kind, []string{path}, detail)
+}
+
+// beginDiskOpOn is beginDiskOp for an op that faults may be aimed at by another kind
+// name than the trace's (a directory's fsync is "dir_fsync") or that has two paths (a
+// rename or link: paths[0] is traced).
+func (inc *incarnation) beginDiskOpOn(kind, match string, paths []string, detail string) diskOp {
+	path := paths[0]
 	if inc.w.reseedDue() {
 		inc.yieldNow() // decide this op in the re-randomized future
 	}
@@ -28,7 +36,9 @@ func (inc *incarnation) beginDiskOp(kind, path, detail string) diskOp {
 	what += at(inc)
 	op := diskOp{n: inc.diskOps, what: what}
 	inc.opWhat = what
-	if inc.crashAt == op.n || inc.node.crashNextOp {
+	// A crash pinned to this op always fires; one armed by time fires in the first op
+	// that crash_mid_op is aimed at (every op unless it lists paths or ops).
+	if inc.crashAt == op.n || (inc.node.crashNextOp && inc.w.cfg.Faults.CrashMidOp.matches(match, paths)) {
 		op.crash = true
 	}
 	return op
@@ -113,8 +123,9 @@ func (w *world) crashRand(node string, planAt int64) *rand.Rand {
 	return streamRand(w.seedForGuest()^uint64(planAt)*0x9E3779B97F4A7C15, "crash/"+node)
 }
 
-// syncShouldFail decides whether the fsync that is disk op n fails with EIO.
-func (inc *incarnation) syncShouldFail(n int64) bool {
+// syncShouldFail decides whether the fsync that is disk op n fails with EIO. kind and
+// path say what it syncs, for an fsync_eio aimed at some paths or kinds.
+func (inc *incarnation) syncShouldFail(n int64, kind, path string) bool {
 	w := inc.w
 	fail := false
 	var f *Fault
@@ -126,9 +137,10 @@ func (inc *incarnation) syncShouldFail(n int64) bool {
 		inc.failNextSync = false
 		f = inc.eioFault
 	}
-	if p := w.cfg.Faults.FsyncEIO; p > 0 {
-		// Always draw, so a replayed plan consumes the disk stream as the original run did.
-		hit := w.rngDisk.Float64() < p
+	if eio := &w.cfg.Faults.FsyncEIO; eio.P > 0 {
+		// Always draw, so a replayed plan consumes the disk stream as the original run did,
+		// and so that aiming the fault at some paths does not shift the draws of others.
+		hit := w.rngDisk.Float64() < eio.P && eio.matches(kind, []string{path})
 		if hit && w.opt.plan == nil && !fail {
 			fail = true
 		}

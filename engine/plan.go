@@ -46,7 +46,7 @@ func generatePlan(cfg *Config, seed uint64, from int64, nodes []*node) *FaultPla
 	if len(servers) > 0 {
 		poisson(f.CrashPerSec, func(at int64) (Fault, bool) {
 			fl := Fault{AtNS: at, Kind: FaultCrash, Node: pick(servers), RestartNS: jitter(f.RestartDelay)}
-			fl.MidOp = r.Float64() < *f.CrashMidOp
+			fl.MidOp = r.Float64() < f.CrashMidOp.P
 			return fl, true
 		})
 		poisson(f.PausePerSec, func(at int64) (Fault, bool) {

@@ -98,7 +98,10 @@ type RunStats struct {
 	Switches     int64 `json:"switches"`
 	DiskOps      int64 `json:"disk_ops"`
 	Incarnations int   `json:"incarnations"`
-	WallNS       int64 `json:"wall_ns"` // wall time of the run; informational, never shapes the run
+	// FailStopRestarts counts restarts of fail-stop nodes (on_exit "restart") after they
+	// exited on their own.
+	FailStopRestarts int   `json:"fail_stop_restarts,omitempty"`
+	WallNS           int64 `json:"wall_ns"` // wall time of the run; informational, never shapes the run
 	// What the guests did that durability mutants act on.
 	Fsyncs      int64 `json:"fsyncs,omitempty"`            // fsync of a file
 	Fdatasyncs  int64 `json:"fdatasyncs,omitempty"`        // fdatasync of a file

@@ -846,8 +846,12 @@ func (inc *incarnation) sync(fd uint32, dataOnly bool) uint32 {
 	if dataOnly {
 		name = "fdatasync"
 	}
-	op := inc.beginDiskOp(name, e.path, "")
-	fail := inc.syncShouldFail(op.n)
+	match := name
+	if e.kind == fdDir {
+		match = "dir_fsync"
+	}
+	op := inc.beginDiskOpOn(name, match, []string{e.path}, "")
+	fail := inc.syncShouldFail(op.n, match, e.path)
 	site := inc.syncSite(e)
 	st := &inc.w.stats
 	switch {
@@ -1123,7 +1127,7 @@ func pathLink(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	if _, err := d.Lookup(to); err == nil {
 		return errnoExist
 	}
-	op := inc.beginDiskOp("link", from, "-> "+to)
+	op := inc.beginDiskOpOn("link", "link", []string{from, to}, "-> "+to)
 	if op.crash {
 		inc.maybeApply(func() { d.Link(from, to) })
 		inc.crashNow(op, "")
@@ -1189,7 +1193,7 @@ func pathRename(inc *incarnation, m api.Memory, s []uint64) uint32 {
 			inc.w.stats.Replacing++
 		}
 	}
-	op := inc.beginDiskOp("rename", from, "-> "+to)
+	op := inc.beginDiskOpOn("rename", "rename", []string{from, to}, "-> "+to)
 	if op.crash {
 		inc.maybeApply(func() { d.Rename(from, to) })
 		inc.crashNow(op, "")

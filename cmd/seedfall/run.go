@@ -65,6 +65,10 @@ func printSweep(w io.Writer, s cli.SweepSummary, cfgArg string) int {
 	if s.LinUnknown > 0 {
 		fmt.Fprintf(w, "linearizability: %s where the checker ran out of its budget (unknown, not counted as passes of the check)\n", plural(s.LinUnknown, "seed", "seeds"))
 	}
+	if s.FailStopRestarts > 0 {
+		fmt.Fprintf(w, "fail-stop: %s of nodes that exited on their own (on_exit restart), in %s\n",
+			plural(s.FailStopRestarts, "restart", "restarts"), plural(s.FailStopSeeds, "seed", "seeds"))
+	}
 	bad := s.Failed + s.Watchdog + s.Errors
 	extra := ""
 	if s.Watchdog > 0 {

@@ -35,3 +35,28 @@ func TestSweepVerdictAgreesWithExit(t *testing.T) {
 		})
 	}
 }
+
+// TestSweepCountsFailStopRestarts: the restarts of fail-stop nodes are summed over the
+// sweep's results and printed before the verdict; a sweep without any prints nothing.
+func TestSweepCountsFailStopRestarts(t *testing.T) {
+	results := []*engine.Result{
+		{Seed: 1, Verdict: engine.VerdictPass, Stats: engine.RunStats{FailStopRestarts: 3}},
+		{Seed: 2, Verdict: engine.VerdictPass},
+		{Seed: 3, Verdict: engine.VerdictPass, Stats: engine.RunStats{FailStopRestarts: 1}},
+	}
+	s := cli.Summarize("seedfall.json", results)
+	if s.FailStopRestarts != 4 || s.FailStopSeeds != 2 {
+		t.Fatalf("summary counts %d restarts in %d seeds, want 4 in 2", s.FailStopRestarts, s.FailStopSeeds)
+	}
+	var b strings.Builder
+	printSweep(&b, s, "seedfall.json")
+	want := "fail-stop: 4 restarts of nodes that exited on their own (on_exit restart), in 2 seeds\nok 3 seeds passed (0 hit the time horizon)\n"
+	if b.String() != want {
+		t.Fatalf("printed %q, want %q", b.String(), want)
+	}
+	b.Reset()
+	printSweep(&b, cli.Summarize("seedfall.json", results[1:2]), "seedfall.json")
+	if strings.Contains(b.String(), "fail-stop") {
+		t.Fatalf("a sweep without fail-stop restarts printed %q", b.String())
+	}
+}

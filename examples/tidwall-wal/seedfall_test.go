@@ -3,6 +3,7 @@ package tidwallwal_test
 import (
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/seedfall/seedfall/examples/exampletest"
@@ -67,4 +68,36 @@ func TestFixedPasses(t *testing.T) {
 		code, out := sf(t, "run", "-c", c, "-seeds", "1-20")
 		wantPass(t, code, out)
 	}
+}
+
+// fsync_eio aimed at the segment files (on the fixed library): after one failed fsync,
+// Log.Write has already advanced lastIndex (wal.go:497, before the Sync at :500), so the
+// server's retry of the same index is refused with "out of order" for good. Without
+// crashes to restart the server, no PUT ever succeeds again and every seed runs into the
+// horizon (which a sweep counts as passed: the stall is in the trace, not the verdict).
+func TestEIOStallsWrites(t *testing.T) {
+	code, out := sf(t, "run", "-q", "-c", "tidwall.fixed.eio.nocrash.json", "-seeds", "1-5")
+	wantPass(t, code, out)
+	if !strings.Contains(out, "ok 5 seeds passed (5 hit the time horizon)") {
+		t.Fatalf("want every seed to stall into the horizon:\n%s", out)
+	}
+	code, out = sf(t, "replay", "-c", "tidwall.fixed.eio.nocrash.json", "-seed", "1")
+	if code != 0 || !strings.Contains(out, `EIO (injected)`) || !strings.Contains(out, `server answered "ERR out of order"; retrying`) || !strings.Contains(out, "horizon at t=30s") {
+		t.Fatalf("exit code %d, want an EIO, then out of order until the horizon:\n%s", code, out)
+	}
+}
+
+// The server made fail-stop (-exit-on-write-error, "on_exit": "restart") gets past the
+// stall, but the restart reopens the log over the page cache, which still holds the
+// entry whose fsync failed: the log carries on after it, and a crash later turns it into
+// a hole that the library returns as an empty entry (plans/failstop-eio.seed1.shrunk.json:
+// the EIO and one crash).
+func TestFailStopEIOEmptyEntry(t *testing.T) {
+	const plan = "plans/failstop-eio.seed1.shrunk.json"
+	seed, n := readPlan(t, plan)
+	if n != 2 {
+		t.Fatalf("%s has %d faults, want 2", plan, n)
+	}
+	code, out := sf(t, "replay", "-q", "-c", "tidwall.failstop.eio.json", "-seed", fmt.Sprint(seed), "-faults", plan)
+	wantFail(t, code, out, fmt.Sprintf("FAIL seed %d ", seed), `always violated: every entry the log returns is one the server wrote {"entry":"\"\"","index":1}`)
 }

@@ -9,21 +9,25 @@ import (
 
 // SweepSummary is the -json output of run.
 type SweepSummary struct {
-	Config     string                   `json:"config"`
-	Seeds      int                      `json:"seeds"`
-	Passed     int                      `json:"passed"`
-	Failed     int                      `json:"failed"`
-	Horizon    int                      `json:"horizon"`
-	Watchdog   int                      `json:"watchdog"`
-	Errors     int                      `json:"errors"`
-	Checked    bool                     `json:"checked"`
-	Diverged   int                      `json:"diverged"`
-	LinUnknown int                      `json:"lin_unknown"`
-	Signatures []SignatureGroup         `json:"signatures"`
-	Properties []engine.PropertySummary `json:"properties"`
-	PropFails  []string                 `json:"property_failures,omitempty"`
-	Results    string                   `json:"results_file,omitempty"`
-	WallSec    float64                  `json:"wall_seconds"`
+	Config     string `json:"config"`
+	Seeds      int    `json:"seeds"`
+	Passed     int    `json:"passed"`
+	Failed     int    `json:"failed"`
+	Horizon    int    `json:"horizon"`
+	Watchdog   int    `json:"watchdog"`
+	Errors     int    `json:"errors"`
+	Checked    bool   `json:"checked"`
+	Diverged   int    `json:"diverged"`
+	LinUnknown int    `json:"lin_unknown"`
+	// FailStopRestarts counts restarts of fail-stop nodes (on_exit "restart") after
+	// their own exits, over the sweep, and FailStopSeeds the seeds that had any.
+	FailStopRestarts int                      `json:"fail_stop_restarts,omitempty"`
+	FailStopSeeds    int                      `json:"fail_stop_seeds,omitempty"`
+	Signatures       []SignatureGroup         `json:"signatures"`
+	Properties       []engine.PropertySummary `json:"properties"`
+	PropFails        []string                 `json:"property_failures,omitempty"`
+	Results          string                   `json:"results_file,omitempty"`
+	WallSec          float64                  `json:"wall_seconds"`
 }
 
 // SignatureGroup is one distinct failure of a sweep: the seeds that hit it, and the
@@ -85,6 +89,10 @@ func Summarize(cfgPath string, results []*engine.Result) SweepSummary {
 		}
 		if r.LinUnknown {
 			s.LinUnknown++
+		}
+		if n := r.Stats.FailStopRestarts; n > 0 {
+			s.FailStopRestarts += n
+			s.FailStopSeeds++
 		}
 	}
 	s.Signatures = GroupFailures(results)

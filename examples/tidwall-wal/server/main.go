@@ -27,12 +27,17 @@ func main() {
 	dir := flag.String("dir", "/data/wal", "log `directory`")
 	segSize := flag.Int("segment-size", 512, "wal.Options.SegmentSize in `bytes` (small, so segments cycle often)")
 	noSync := flag.Bool("nosync", false, "wal.Options.NoSync: acknowledge before fsync (negative control)")
+	flag.BoolVar(&exitOnWriteError, "exit-on-write-error", false, "exit 1 when wal.Write fails (fail-stop; declare the node \"on_exit\": \"restart\")")
 	flag.Parse()
 	if err := run(*addr, *dir, *segSize, *noSync); err != nil {
 		fmt.Fprintf(os.Stderr, "%v\n", err)
 		os.Exit(1)
 	}
 }
+
+// exitOnWriteError makes a failed wal.Write (an fsync EIO among others) stop the server,
+// so that it restarts and reopens the log instead of answering ERR.
+var exitOnWriteError bool
 
 type server struct {
 	mu   sync.Mutex
@@ -86,6 +91,10 @@ func (s *server) Put(key, value string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.log.Write(s.last+1, []byte(key+" "+value)); err != nil {
+		if exitOnWriteError {
+			fmt.Fprintf(os.Stderr, "write wal entry %d: %v: stopping\n", s.last+1, err)
+			os.Exit(1)
+		}
 		return err
 	}
 	s.last++

@@ -24,6 +24,12 @@
 //	           report the file's size (where a tear cut it)
 //	renamed    write through an fd after renaming its file, then its directory
 //	fill       append 64 KiB blocks until a write fails, and print the error
+//	failstop   (every incarnation) count its lives in /count, written without an
+//	           fsync; the first -exits lives stop on purpose (exit 1, or a panic with
+//	           -panic), as a server does on an fsync error; later ones print "ready"
+//	spray      (every incarnation) append to /data/wal/seg and /data/meta/m, fsync
+//	           both, fsync /data/wal, rename /data/meta/tmp over /data/meta/cur and
+//	           fsync /data, -n times; fsync errors are printed, not fatal
 package main
 
 import (
@@ -46,7 +52,17 @@ func main() {
 	doSync := flag.Bool("sync", false, "allocate: fsync after fd_allocate")
 	n := flag.Int("n", 20, "log: records to append")
 	delay := flag.Duration("delay", 100*time.Millisecond, "wait this long before starting (so a plan can act first)")
+	exits := flag.Int("exits", 1, "failstop: lives that stop on purpose")
+	doPanic := flag.Bool("panic", false, "failstop: panic instead of exit 1")
 	flag.Parse()
+	switch *mode {
+	case "failstop":
+		failStop(*exits, *doPanic)
+		return
+	case "spray":
+		spray(*n)
+		return
+	}
 	if os.Getenv("SEEDFALL_INCARNATION") != "1" {
 		check(*mode)
 		return
@@ -270,3 +286,54 @@ func fdAllocate(fd uint32, off, n uint64) uint32
 
 //go:wasmimport wasi_snapshot_preview1 fd_fdstat_set_flags
 func fdFdstatSetFlags(fd uint32, flags uint32) uint32
+
+func failStop(exits int, doPanic bool) {
+	b, err := os.ReadFile("/count")
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		fail("read count: %v", err)
+	}
+	lives := len(b) + 1
+	// No fsync: a process's own exit loses nothing of the page cache.
+	f := must(os.OpenFile("/count", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644))
+	must(f.Write([]byte("x")))
+	try(f.Close())
+	fmt.Printf("life %d\n", lives)
+	if lives <= exits {
+		if doPanic {
+			panic(fmt.Sprintf("fsync failed in life %d", lives))
+		}
+		fmt.Printf("stopping: fsync failed in life %d\n", lives)
+		os.Exit(1)
+	}
+	fmt.Println("ready")
+	sleepForever()
+}
+
+func spray(n int) {
+	try(os.MkdirAll("/data/wal", 0o755))
+	try(os.MkdirAll("/data/meta", 0o755))
+	note := func(what string, err error) {
+		if err != nil {
+			fmt.Printf("%s: %v\n", what, err)
+		}
+	}
+	wal := must(os.OpenFile("/data/wal/seg", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644))
+	meta := must(os.OpenFile("/data/meta/m", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644))
+	for i := 0; i < n; i++ {
+		must(wal.Write(payload))
+		note("fsync wal", wal.Sync())
+		must(meta.Write(payload))
+		note("fsync meta", meta.Sync())
+		d := must(os.Open("/data/wal"))
+		note("fsync wal dir", d.Sync())
+		try(d.Close())
+		try(os.WriteFile("/data/meta/tmp", payload, 0o644))
+		try(os.Rename("/data/meta/tmp", "/data/meta/cur"))
+		d = must(os.Open("/data"))
+		note("fsync data dir", d.Sync())
+		try(d.Close())
+		time.Sleep(5 * time.Millisecond)
+	}
+	fmt.Println("ready")
+	sleepForever()
+}
