@@ -137,10 +137,14 @@ func (c *client) ensureStream() {
 
 // readBack reads every acknowledged message by its sequence.
 func (c *client) readBack() {
+	var s jetstream.Stream
 	for i := 0; i < len(c.acked); {
 		a := c.acked[i]
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		s, err := c.js.Stream(ctx, c.cfg.Name)
+		var err error
+		if s == nil {
+			s, err = c.js.Stream(ctx, c.cfg.Name)
+		}
 		var m *jetstream.RawStreamMsg
 		if err == nil {
 			m, err = s.GetMsg(ctx, a.seq)
@@ -152,6 +156,7 @@ func (c *client) readBack() {
 		case errors.Is(err, jetstream.ErrMsgNotFound):
 			fail("acknowledged message seq %d lost: message not found (%d acknowledged)", a.seq, len(c.acked))
 		case err != nil:
+			s = nil
 			c.retry(fmt.Sprintf("get seq %d", a.seq), err)
 			continue
 		case string(m.Data) != a.data:
