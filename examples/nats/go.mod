@@ -7,6 +7,7 @@ replace github.com/seedfall/seedfall => ../..
 require (
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.53.1
+	github.com/seedfall/seedfall v0.0.0-00010101000000-000000000000
 )
 
 require (
