@@ -120,7 +120,9 @@ func loadAndPrepare(ctx context.Context, path string, stderr io.Writer, quiet bo
 }
 
 // printFailure prints one failing result: seed, faults before the failure, reason.
-func printFailure(w io.Writer, r *engine.Result, cfgPath string) {
+// extra is appended to its replay command (" -faults plan.json" when the run replayed a
+// plan, so that the command printed reproduces it).
+func printFailure(w io.Writer, r *engine.Result, cfgPath, extra string) {
 	at := ""
 	if r.Failure != nil {
 		at = " at t=" + engine.FormatDuration(r.Failure.AtNS)
@@ -145,7 +147,7 @@ func printFailure(w io.Writer, r *engine.Result, cfgPath string) {
 		}
 		fmt.Fprintf(w, "    1st %s\n    2nd %s\n", d.First, d.Second)
 	}
-	fmt.Fprintf(w, "  replay: seedfall replay -c %s -seed %d\n", cfgPath, r.Seed)
+	fmt.Fprintf(w, "  replay: seedfall replay -c %s -seed %d%s\n", cfgPath, r.Seed, extra)
 }
 
 func sortedKeys[M ~map[string]V, V any](m M) []string {

@@ -71,7 +71,14 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	} else {
 		fmt.Fprintln(stdout)
 		if r.Failed() {
-			printFailure(stdout, r, *cfgPath)
+			extra := ""
+			if *faults != "" {
+				extra += " -faults " + *faults
+			}
+			if *mutation != "" {
+				extra += " -mutation '" + *mutation + "'"
+			}
+			printFailure(stdout, r, *cfgPath, extra)
 		} else {
 			fmt.Fprintf(stdout, "ok seed %d: %s at t=%s, %s applied\n", r.Seed, r.Verdict, engine.FormatDuration(r.EndNS), plural(len(r.Faults), "fault", "faults"))
 		}

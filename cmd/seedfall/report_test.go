@@ -80,3 +80,16 @@ func TestReplayWarnsOnOtherBuild(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayCommandKeepsThePlan: a failing replay of a plan prints a replay command that
+// replays that plan (the seed alone would run the seed's own faults, which may pass).
+func TestReplayCommandKeepsThePlan(t *testing.T) {
+	plan := filepath.Join("..", "..", "examples", "kvlog", "seed-2.faults.json")
+	code, stdout, stderr := runCLI(t, "replay", "-c", kvlogBuggy, "-seed", "2", "-q", "-faults", plan)
+	if code != exitFail {
+		t.Fatalf("exit %d, want %d (kvlog's shrunk plan fails)\n%s\n%s", code, exitFail, stdout, stderr)
+	}
+	if want := "replay: seedfall replay -c " + kvlogBuggy + " -seed 2 -faults " + plan + "\n"; !strings.Contains(stdout, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, stdout)
+	}
+}

@@ -32,7 +32,7 @@ func propertyRows(ps []engine.PropertySummary) []report.Property {
 // exit code.
 func printSweep(w io.Writer, s cli.SweepSummary, cfgArg string) int {
 	for _, g := range s.Signatures {
-		printFailure(w, g.First, cfgArg)
+		printFailure(w, g.First, cfgArg, "")
 		if len(g.Seeds) > 1 {
 			shown := g.Seeds
 			more := ""
