@@ -1,0 +1,3 @@
+module github.com/gofrs/flock
+
+go 1.21
