@@ -43,9 +43,10 @@ func wantAllSeedsPass(t *testing.T, code int, out string, seeds string) {
 }
 
 // Crashes (most of them in the middle of a disk op), torn writes and partitions: every
-// seed passes, linearizable, acknowledged writes read back.
+// seed passes, linearizable, acknowledged writes read back. (Seed 5 repairs a torn WAL
+// tail, which the "sometimes" property asks of every sweep.)
 func TestCrashesTornWritesPartitions(t *testing.T) {
-	code, out := sf(t, "run", "-c", "seedfall.json", "-seeds", "1-2")
+	code, out := sf(t, "run", "-c", "seedfall.json", "-seeds", "4-5")
 	wantAllSeedsPass(t, code, out, "2")
 	if !strings.Contains(out, "linearizable (kv)") {
 		t.Fatalf("no linearizability verdict:\n%s", out)
@@ -64,7 +65,7 @@ func TestStrictDirsLosesWAL(t *testing.T) {
 // With both patches (fsync wal.tmp before the rename, fsync the snap directory after
 // writing a snapshot file) strict_dirs passes.
 func TestStrictDirsFixed(t *testing.T) {
-	code, out := sf(t, "run", "-c", "seedfall.strict.fixed.json", "-seeds", "1-2")
+	code, out := sf(t, "run", "-c", "seedfall.strict.fixed.json", "-seeds", "4-5")
 	wantAllSeedsPass(t, code, out, "2")
 }
 

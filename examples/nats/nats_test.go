@@ -88,9 +88,9 @@ func TestLazySyncCaught(t *testing.T) {
 // fsync acknowledged messages are lost (seed 2 happens to keep them); with SyncAlways
 // none is.
 func TestR3PowerLoss(t *testing.T) {
-	code, out := sf(t, "replay", "-c", "seedfall.r3lazy.json", "-seed", "1", "-faults", "r3-power.faults.json", "-q")
+	code, out := sf(t, "replay", "-c", "seedfall.r3lazy.json", "-seed", "3", "-faults", "r3-power.faults.json", "-q")
 	wantFail(t, code, out, "client#1: stream EVENTS lost after restart, ")
-	code, out = sf(t, "replay", "-c", "seedfall.r3.json", "-seed", "1", "-faults", "r3-power.faults.json")
+	code, out = sf(t, "replay", "-c", "seedfall.r3.json", "-seed", "3", "-faults", "r3-power.faults.json")
 	wantPass(t, code, out)
 	noInterfaceErrors(t, out)
 }
