@@ -249,7 +249,9 @@ func TestMCP(t *testing.T) {
 	// Shrink a failing seed whose plan is not committed next to the config (the README's
 	// seed-N.faults.json), and remove the plan file it writes.
 	seed := run.Signatures[0].Seeds[0]
-	planPath := func(x uint64) string { return filepath.Join("../examples/kvlog", fmt.Sprintf("seed-%d.faults.json", x)) }
+	planPath := func(x uint64) string {
+		return filepath.Join("../examples/kvlog", fmt.Sprintf("seed-%d.faults.json", x))
+	}
 	for _, x := range run.Signatures[0].Seeds {
 		if _, err := os.Stat(planPath(x)); errors.Is(err, os.ErrNotExist) {
 			seed = x
