@@ -23,4 +23,4 @@ replace github.com/seedfall/seedfall => ../..
 
 // WASI preview 1 has no flock: the shim keeps gofrs/flock's API with a per-process
 // lock table (the same shim as examples/rosedb).
-replace github.com/gofrs/flock => ./flockshim
+replace github.com/gofrs/flock => ../rosedb/flockshim
