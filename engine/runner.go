@@ -114,7 +114,7 @@ func (rn *Runner) Run(ctx context.Context, seed uint64, opt RunOptions) *Result 
 	}
 	req := RunRequest{Seed: seed, Plan: opt.Plan, Trace: opt.Trace, Mutation: opt.Mutation, Check: opt.Check,
 		ReseedAt: opt.ReseedAt, FutureSeed: opt.FutureSeed, OutDir: opt.OutDir}
-	r, err := wk.runRequest(ctx, req, rn.limit)
+	r, err := wk.run(ctx, req, rn.limit)
 	switch {
 	case err == nil && r.Verdict != VerdictWatchdog:
 		rn.put(wk)
@@ -187,39 +187,3 @@ func (rn *Runner) Close() {
 	}
 }
 
-// runRequest sends one request to the worker and waits for its answer, at most limit.
-func (wk *worker) runRequest(ctx context.Context, req RunRequest, limit time.Duration) (*Result, error) {
-	line, err := json.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := wk.in.Write(append(line, '\n')); err != nil {
-		return nil, err
-	}
-	type answer struct {
-		line []byte
-		err  error
-	}
-	ch := make(chan answer, 1)
-	go func() {
-		line, err := wk.out.ReadBytes('\n')
-		ch <- answer{line, err}
-	}()
-	t := time.NewTimer(limit)
-	defer t.Stop()
-	select {
-	case a := <-ch:
-		if a.err != nil {
-			return nil, a.err
-		}
-		var r Result
-		if err := json.Unmarshal(a.line, &r); err != nil {
-			return nil, fmt.Errorf("bad answer from worker: %w", err)
-		}
-		return &r, nil
-	case <-t.C:
-		return nil, fmt.Errorf("timeout")
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}

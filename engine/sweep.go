@@ -415,8 +415,13 @@ func (wk *worker) stderrTail() string {
 	return ": " + strings.TrimSpace(string(wk.stderr.buf))
 }
 
-func (wk *worker) run(ctx context.Context, req SeedRequest, limit time.Duration) (*Result, error) {
-	line, _ := json.Marshal(req)
+// run sends one request (a SeedRequest or a RunRequest) to the worker and waits for its
+// answer, at most limit (plus startAllowance on a fresh worker).
+func (wk *worker) run(ctx context.Context, req any, limit time.Duration) (*Result, error) {
+	line, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := wk.in.Write(append(line, '\n')); err != nil {
 		return nil, err
 	}
