@@ -186,4 +186,3 @@ func (rn *Runner) Close() {
 		wk.stop()
 	}
 }
-
