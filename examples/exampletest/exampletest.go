@@ -210,3 +210,12 @@ func RunModule(t *testing.T, dir string) {
 		t.Fatalf("%s: %v\n%s", dir, err, out)
 	}
 }
+
+// Seeds returns long when SEEDFALL_LONG is set (the sweeps a README quotes) and short
+// otherwise (a few seeds for `go test -short`).
+func Seeds(short, long string) string {
+	if os.Getenv("SEEDFALL_LONG") != "" {
+		return long
+	}
+	return short
+}

@@ -13,17 +13,10 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(exampletest.Main(m)) }
 
-func seeds(short, long string) string {
-	if os.Getenv("SEEDFALL_LONG") != "" {
-		return long
-	}
-	return short
-}
-
 // goleveldb with WriteOptions{Sync: true} keeps every acknowledged write across
 // crashes (idle and mid-write) and sector tears, and reopens without repair.
 func TestSyncPasses(t *testing.T) {
-	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "leveldb.json", "-seeds", seeds("1-8", "1-300"))
+	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "leveldb.json", "-seeds", exampletest.Seeds("1-8", "1-300"))
 	exampletest.WantPass(t, code, out)
 }
 
@@ -31,7 +24,7 @@ func TestSyncPasses(t *testing.T) {
 // directory is fsynced (goleveldb fsyncs the directory after its manifest and
 // CURRENT renames).
 func TestStrictDirsPasses(t *testing.T) {
-	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "leveldb.strict.json", "-seeds", seeds("1-8", "1-300"))
+	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "leveldb.strict.json", "-seeds", exampletest.Seeds("1-8", "1-300"))
 	exampletest.WantPass(t, code, out)
 }
 

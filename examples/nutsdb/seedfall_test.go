@@ -14,13 +14,6 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(exampletest.Main(m)) }
 
-func seeds(short, long string) string {
-	if os.Getenv("SEEDFALL_LONG") != "" {
-		return long
-	}
-	return short
-}
-
 func replay(t *testing.T, cfg, plan string, faults int) (int, string, uint64) {
 	t.Helper()
 	seed, n := exampletest.ReadPlan(t, plan)
@@ -52,7 +45,7 @@ func TestUnpatchedTornTailRefusesOpen(t *testing.T) {
 // Both patches pass a sweep, also under strict_dirs.
 func TestFixedPasses(t *testing.T) {
 	for _, c := range []string{"nutsdb.fixed.json", "nutsdb.strict.json"} {
-		code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", c, "-seeds", seeds("1-6", "1-500"))
+		code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", c, "-seeds", exampletest.Seeds("1-6", "1-500"))
 		exampletest.WantPass(t, code, out)
 	}
 }

@@ -14,13 +14,6 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(exampletest.Main(m)) }
 
-func seeds(short, long string) string {
-	if os.Getenv("SEEDFALL_LONG") != "" {
-		return long
-	}
-	return short
-}
-
 // Recovery truncates a torn segment tail but leaves the segment's in-memory size at
 // the old length, so later appends start past a gap of zeros and the next recovery
 // truncates every one of them away. The shrunk plan of seed 3 fails unpatched and
@@ -40,7 +33,7 @@ func TestUnpatchedRecoveryLosesWrites(t *testing.T) {
 // The patch passes a sweep, also under strict_dirs.
 func TestFixedPasses(t *testing.T) {
 	for _, c := range []string{"pogreb.fixed.json", "pogreb.strict.json"} {
-		code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", c, "-seeds", seeds("1-6", "1-300"))
+		code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", c, "-seeds", exampletest.Seeds("1-6", "1-300"))
 		exampletest.WantPass(t, code, out)
 	}
 }

@@ -14,13 +14,6 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(exampletest.Main(m)) }
 
-func seeds(short, long string) string {
-	if os.Getenv("SEEDFALL_LONG") != "" {
-		return long
-	}
-	return short
-}
-
 // WL.Repair rewrites the damaged segment into a new file and deletes the old one
 // without fsyncing the new file: a crash soon after a repair loses records that were
 // acknowledged. The plan seedfall shrink saved for seed 271 has two crashes, both
@@ -47,7 +40,7 @@ func TestUnpatchedPhantomEmptyRecord(t *testing.T) {
 
 // Both patches: the failing seeds of the unpatched sweep pass, and so do the rest.
 func TestFixedPasses(t *testing.T) {
-	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "wlog.fixed.json", "-seeds", seeds("115,190,271,277", "1-500"))
+	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "wlog.fixed.json", "-seeds", exampletest.Seeds("115,190,271,277", "1-500"))
 	exampletest.WantPass(t, code, out)
 }
 
