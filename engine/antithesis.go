@@ -101,7 +101,7 @@ func (n *node) ensureAntithesisDir() {
 // names, or "".
 func (inc *incarnation) antithesisOutputPath() string {
 	const key = "ANTITHESIS_SDK_LOCAL_OUTPUT="
-	for _, kv := range inc.environ() {
+	for _, kv := range inc.Environ() {
 		if strings.HasPrefix(kv, key) {
 			return kv[len(key):]
 		}

@@ -5,24 +5,14 @@ import (
 	"math/rand/v2"
 
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/seedfall/seedfall/engine/internal/wasi"
 )
 
-// diskOp is one numbered mutating or syncing disk operation of an incarnation.
-type diskOp struct {
-	n     int64
-	what  string
-	crash bool // the plan crashes the node during this op
-}
-
-// beginDiskOp numbers the op and decides whether the node crashes during it.
-func (inc *incarnation) beginDiskOp(kind, path, detail string) diskOp {
-	return inc.beginDiskOpOn(kind, kind, []string{path}, detail)
-}
-
-// beginDiskOpOn is beginDiskOp for an op that faults may be aimed at by another kind
-// name than the trace's (a directory's fsync is "dir_fsync") or that has two paths (a
-// rename or link: paths[0] is traced).
-func (inc *incarnation) beginDiskOpOn(kind, match string, paths []string, detail string) diskOp {
+// BeginDiskOp numbers the op and decides whether the node crashes during it. Faults
+// may be aimed at it by another kind name than the trace's (match: a directory's fsync
+// is "dir_fsync"); an op with two paths (a rename or link) traces paths[0].
+func (inc *incarnation) BeginDiskOp(kind, match string, paths []string, detail string) wasi.DiskOp {
 	path := paths[0]
 	if inc.w.reseedDue() {
 		inc.yieldNow() // decide this op in the re-randomized future
@@ -34,35 +24,35 @@ func (inc *incarnation) beginDiskOpOn(kind, match string, paths []string, detail
 		what += " " + detail
 	}
 	what += at(inc)
-	op := diskOp{n: inc.diskOps, what: what}
+	op := wasi.DiskOp{N: inc.diskOps, What: what}
 	inc.opWhat = what
 	// A crash pinned to this op always fires; one armed by time fires in the first op
 	// that crash_mid_op is aimed at (every op unless it lists paths or ops).
-	if inc.crashAt == op.n || (inc.node.crashNextOp && inc.w.cfg.Faults.CrashMidOp.matches(match, paths)) {
-		op.crash = true
+	if inc.crashAt == op.N || (inc.node.crashNextOp && inc.w.cfg.Faults.CrashMidOp.matches(match, paths)) {
+		op.Crash = true
 	}
 	return op
 }
 
-// endDiskOp traces a completed op and moves time on.
-func (inc *incarnation) endDiskOp() {
+// EndDiskOp traces a completed op and moves time on.
+func (inc *incarnation) EndDiskOp() {
 	inc.w.tracef(inc.label, "disk #%d %s", inc.diskOps, inc.opWhat)
 	inc.advance(tick)
 	inc.maybePreempt()
 }
 
-// crashNow records the crash fault of op (already partially applied) and stops the
+// CrashNow records the crash fault of op (already partially applied) and stops the
 // guest at once. The scheduler finishes the crash (disk loss, restart) in afterExit.
-func (inc *incarnation) crashNow(op diskOp, partial string) {
+func (inc *incarnation) CrashNow(op wasi.DiskOp, partial string) {
 	n := inc.node
-	f := Fault{AtNS: inc.w.now, Kind: FaultCrash, Node: n.name, DiskOp: op.n, Incarnation: inc.n, Where: op.what}
+	f := Fault{AtNS: inc.w.now, Kind: FaultCrash, Node: n.name, DiskOp: op.N, Incarnation: inc.n, Where: op.What}
 	inc.crashStream() // key the crash's stream before midPlanned is cleared below
 	if n.midPlanned != nil {
 		f.RestartNS = n.midPlanned.RestartNS
 		f.ArmedNS = n.midPlanned.AtNS
 	} else {
 		for _, a := range n.armed {
-			if a.Kind == FaultCrash && a.Incarnation == inc.n && a.DiskOp == op.n {
+			if a.Kind == FaultCrash && a.Incarnation == inc.n && a.DiskOp == op.N {
 				f.RestartNS = a.RestartNS
 				f.ArmedNS = a.ArmedNS
 			}
@@ -76,7 +66,7 @@ func (inc *incarnation) crashNow(op diskOp, partial string) {
 	if partial != "" {
 		partial = " (" + partial + ")"
 	}
-	inc.w.tracef("fault", "crash %s during disk op #%d %s%s", inc.label, op.n, op.what, partial)
+	inc.w.tracef("fault", "crash %s during disk op #%d %s%s", inc.label, op.N, op.What, partial)
 	inc.crash = true
 	inc.killed = true
 	panic(sys.NewExitError(exitCrashed))
@@ -164,14 +154,14 @@ func (inc *incarnation) maybePreempt() {
 
 func (inc *incarnation) String() string { return fmt.Sprintf("%s(state %d)", inc.label, inc.state) }
 
-// syncSite names where an fsync comes from, for call-site mutants: the guest's source
-// location when known, else the file it syncs.
-func (inc *incarnation) syncSite(e *fdEntry) string {
+// syncSite names where an fsync of path (dir: a directory) comes from, for call-site
+// mutants: the guest's source location when known, else the file it syncs.
+func (inc *incarnation) syncSite(path string, dir bool) string {
 	site := inc.location()
 	if site == "" {
-		site = "sync of " + e.path
+		site = "sync of " + path
 	}
-	if e.kind == fdDir {
+	if dir {
 		site += " (dir)"
 	}
 	w := inc.w

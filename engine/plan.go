@@ -179,18 +179,18 @@ func (w *world) applyFault(f Fault) {
 	case FaultPartition:
 		w.applied = append(w.applied, f)
 		w.tracef("fault", "%s", f.String()[len(FormatDuration(f.AtNS))+1:])
-		w.net.partition(f)
+		w.partition(f)
 	case FaultLatency:
 		w.applied = append(w.applied, f)
 		w.tracef("fault", "latency %s +%s for %s", f.Node, FormatDuration(f.LatencyNS), FormatDuration(f.DurationNS))
-		w.net.addLatency(f)
+		w.addLatency(f)
 	case FaultReset:
 		if n.inc == nil {
 			return
 		}
 		w.applied = append(w.applied, f)
 		w.tracef("fault", "reset connections of %s", n.inc.label)
-		w.net.resetAll(n.inc)
+		w.net.ResetAll(n.inc.host.Sockets())
 	case FaultPause:
 		if n.inc == nil {
 			return
@@ -317,4 +317,47 @@ func absU(x int64) uint64 {
 		return uint64(-(x + 1)) + 1
 	}
 	return uint64(x)
+}
+
+// partition cuts the links of f.Node to f.Peers for f.DurationNS.
+func (w *world) partition(f Fault) {
+	n := w.byName[f.Node]
+	var peers []*node
+	for _, p := range f.Peers {
+		if pn := w.byName[p]; pn != nil && pn != n {
+			peers = append(peers, pn)
+		}
+	}
+	apply := func(d int) {
+		for _, p := range peers {
+			w.net.SetCut(n.host, p.host, d)
+			if !f.OneWay {
+				w.net.SetCut(p.host, n.host, d)
+			}
+		}
+	}
+	apply(1)
+	w.schedule(w.now+f.DurationNS, func() {
+		apply(-1)
+		w.tracef("fault", "heal %s", f.Node)
+	})
+}
+
+// addLatency adds f.LatencyNS to every link of f.Node, both ways, for f.DurationNS.
+func (w *world) addLatency(f Fault) {
+	n := w.byName[f.Node]
+	var peers []*node
+	for _, p := range w.nodes {
+		if p != n {
+			peers = append(peers, p)
+		}
+	}
+	add := func(d int64) {
+		for _, p := range peers {
+			w.net.AddLatency(n.host, p.host, d)
+			w.net.AddLatency(p.host, n.host, d)
+		}
+	}
+	add(f.LatencyNS)
+	w.schedule(w.now+f.DurationNS, func() { add(-f.LatencyNS) })
 }

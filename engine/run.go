@@ -13,9 +13,11 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
+	"github.com/seedfall/seedfall/engine/internal/build"
 	"github.com/seedfall/seedfall/engine/internal/goloc"
 	"github.com/seedfall/seedfall/engine/internal/lin"
 	"github.com/seedfall/seedfall/engine/internal/overlay"
+	"github.com/seedfall/seedfall/engine/internal/wasi"
 )
 
 // Sim is a prepared world: the config with its nodes built and compiled. One Sim runs any
@@ -81,7 +83,7 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 			if opt.Progress != nil {
 				opt.Progress(fmt.Sprintf("building %s (%s) for wasip1", n.Name, n.Pkg))
 			}
-			p, err := buildNode(ctx, cfg, n)
+			p, err := build.Node(ctx, buildSpec(cfg, n))
 			if err != nil {
 				return nil, err
 			}
@@ -99,7 +101,7 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 		WithCompilationCache(cache).
 		WithMemoryLimitPages(uint32(cfg.MemoryLimitMiB) * 16)
 	s.rt = wazero.NewRuntimeWithConfig(ctx, rc)
-	if err := instantiateHostModules(ctx, s.rt); err != nil {
+	if err := wasi.Instantiate(ctx, s.rt); err != nil {
 		s.rt.Close(ctx)
 		return nil, fmt.Errorf("host modules: %w", err)
 	}

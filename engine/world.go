@@ -22,6 +22,8 @@ import (
 
 	"github.com/seedfall/seedfall/engine/internal/disk"
 	"github.com/seedfall/seedfall/engine/internal/goloc"
+	"github.com/seedfall/seedfall/engine/internal/netsim"
+	"github.com/seedfall/seedfall/engine/internal/wasi"
 )
 
 // exitCrashed is the exit code a node's instance is stopped with when the host kills it.
@@ -88,7 +90,7 @@ type world struct {
 	yield    chan struct{}
 	running  *incarnation
 
-	net *network
+	net *netsim.Network
 
 	trace       []string
 	traceN      int
@@ -122,6 +124,7 @@ type node struct {
 	module   wazero.CompiledModule
 	loc      *goloc.Table // nil: no source locations
 	disk     *disk.FS
+	host     *netsim.Host
 	inc      *incarnation // current incarnation, nil while down
 	lives    int          // incarnations started so far
 	pausedTo int64
@@ -140,7 +143,6 @@ type node struct {
 	midPlanned  *Fault // the time-based fault that armed crashNextOp
 	pendingMid  *Fault // a crash during a disk op that the scheduler must finish
 	pendingRng  *rand.Rand
-	ports       int
 	// exits are the virtual times of a fail-stop node's own non-zero exits, and
 	// lastExit describes the latest ("exited with code 1: open wal: ...").
 	exits    []int64
@@ -174,7 +176,7 @@ type incarnation struct {
 	wakeGen  uint64
 	deadline int64 // blocked: wake at this virtual time (-1: none)
 	rand     *rand.Rand
-	fds      []*fdEntry
+	host     *wasi.Process // fd table
 	diskOps  int64
 	crashAt  int64 // crash during this disk op number (0: none)
 	eioAt    map[int64]bool
@@ -202,6 +204,24 @@ func (w *world) schedule(at int64, fn func()) {
 func (w *world) tracef(who, format string, args ...any) {
 	line := fmt.Sprintf("%12s %s %s", FormatDuration(w.now), who, fmt.Sprintf(format, args...))
 	w.addLine(line)
+}
+
+// Now, Schedule, Tracef and NetRand make the world the network's netsim.World.
+func (w *world) Now() int64                             { return w.now }
+func (w *world) Schedule(at int64, fn func())           { w.schedule(at, fn) }
+func (w *world) Tracef(who, format string, args ...any) { w.tracef(who, format, args...) }
+func (w *world) NetRand() *rand.Rand                    { return w.rngNet }
+
+// lookupHost maps the host of an address to a node: its name, or the IP the net
+// overlay gave it.
+func (w *world) lookupHost(host string) *netsim.Host {
+	if n := w.byName[host]; n != nil {
+		return n.host
+	}
+	if name, ok := w.sim.nodeIPs[host]; ok {
+		return w.byName[name].host
+	}
+	return nil
 }
 
 func (w *world) addLine(line string) {
@@ -236,12 +256,16 @@ func newWorld(s *Sim, seed uint64, opt runOptions) *world {
 		traceHash: sha256.New(),
 		props:     map[string]*PropertyHit{},
 	}
-	w.net = newNetwork(w)
+	w.net = netsim.New(w, netsim.Config{
+		Latency: int64(s.cfg.Faults.Latency), Jitter: int64(s.cfg.Faults.Jitter),
+		SendBuf: s.cfg.Net.SendBufferKiB * 1024, RecvBuf: s.cfg.Net.RecvBufferKiB * 1024,
+		Lookup: w.lookupHost,
+	})
 	mut := opt.mutation
 	for i, nc := range s.cfg.AllNodes() {
 		n := &node{
 			idx: i, name: nc.Name, cfg: nc, workload: i == len(s.cfg.Nodes),
-			module: s.modules[i], loc: s.locs[i],
+			module: s.modules[i], loc: s.locs[i], host: &netsim.Host{Idx: i, Name: nc.Name},
 		}
 		n.disk = disk.New(disk.Options{
 			StrictDirs:      s.cfg.StrictDirs,
@@ -488,7 +512,7 @@ func (w *world) start(n *node) {
 		resume: make(chan struct{}), deadline: -1,
 		rand: streamRand(w.seedForGuest(), fmt.Sprintf("guest/%s/%d", n.name, n.lives)),
 	}
-	inc.initFDs()
+	inc.host = wasi.NewProcess(inc)
 	n.inc = inc
 	n.crashNextOp = false
 	n.midPlanned = nil
@@ -529,7 +553,7 @@ func (inc *incarnation) main() {
 		w.yield <- struct{}{}
 		return
 	}
-	ctx := context.WithValue(context.Background(), incKey{}, inc)
+	ctx := wasi.WithProcess(context.Background(), inc.host)
 	if alloc := memoryAllocator(); alloc != nil {
 		ctx = experimental.WithMemoryAllocator(ctx, alloc)
 	}
@@ -609,7 +633,7 @@ func (w *world) afterExit(inc *incarnation) {
 	if n.inc == inc {
 		n.inc = nil
 	}
-	w.net.nodeDown(inc)
+	w.net.NodeDown(inc, inc.host.Sockets())
 	w.collectAntithesis(inc)
 	if inc.crash {
 		if n.pendingMid != nil && !w.done {

@@ -1,4 +1,4 @@
-package engine
+package build
 
 import (
 	"bufio"
@@ -17,7 +17,7 @@ import (
 // finds each file's package in the node's module graph with `go list`, applies the
 // hunks, and returns the patched contents keyed by the original file's absolute path,
 // for the build overlay. Dependencies are never edited in place.
-func applyPatch(cfg *Config, n NodeConfig, patchPath string) (map[string][]byte, error) {
+func applyPatch(n Spec, patchPath string) (map[string][]byte, error) {
 	data, err := os.ReadFile(patchPath)
 	if err != nil {
 		return nil, err
@@ -30,7 +30,7 @@ func applyPatch(cfg *Config, n NodeConfig, patchPath string) (map[string][]byte,
 	for _, f := range files {
 		pkg := path.Dir(f.name)
 		cmd := exec.Command("go", "list", "-f", "{{.Dir}}", pkg)
-		cmd.Dir = cfg.Dir
+		cmd.Dir = n.Dir
 		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr

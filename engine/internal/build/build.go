@@ -1,4 +1,12 @@
-package engine
+// Package build turns a node of the config into a wasip1 module: it runs go build with
+// GOOS=wasip1, writes the build overlay (seedfall's net package for net_overlay, the
+// patched dependency files of patches) and, for patched files in the module cache,
+// patched copies of their modules with a -modfile that points at them.
+//
+// It owns the cache directories "wasm", "overlay" and their contents under CacheDir. It
+// may not edit the user's files, go.mod or the module cache (patches go to copies), and
+// it knows nothing of a run: the engine only hands it a Spec and gets a module path.
+package build
 
 import (
 	"bytes"
@@ -17,13 +25,13 @@ import (
 	"github.com/seedfall/seedfall/engine/internal/overlay"
 )
 
-// BuildError is a node package that did not compile; Output is the compiler's.
-type BuildError struct {
+// Error is a node package that did not compile; Output is the compiler's.
+type Error struct {
 	Node, Pkg string
 	Output    string
 }
 
-func (e *BuildError) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("build node %q (%s) for wasip1 failed:\n%s", e.Node, e.Pkg, strings.TrimRight(e.Output, "\n"))
 }
 
@@ -65,9 +73,24 @@ func goRoot(dir string) (string, error) {
 	return r, nil
 }
 
-// buildNode compiles one node's package to a wasip1 module and returns its path in the
-// cache (named by content hash, so identical builds share one file).
-func buildNode(ctx context.Context, cfg *Config, n NodeConfig) (string, error) {
+// Spec is what building one node needs: the node's fields of the config and where the
+// config lives.
+type Spec struct {
+	// Dir is the config's directory: go build, go list and go env run there.
+	Dir string
+	// ConfigPath is the config file; it names the node's overlay directory, so that
+	// two configs with a node of the same name do not share one.
+	ConfigPath string
+	Name, Pkg  string
+	Tags       []string
+	NetOverlay bool
+	Patches    []string // unified diffs, relative to Dir
+}
+
+// Node compiles one node's package to a wasip1 module and returns its path in the
+// cache (named by content hash, so identical builds share one file). A package that
+// does not compile is an *Error.
+func Node(ctx context.Context, n Spec) (string, error) {
 	cache := CacheDir()
 	if err := os.MkdirAll(filepath.Join(cache, "wasm"), 0o755); err != nil {
 		return "", fmt.Errorf("cache dir: %w", err)
@@ -88,7 +111,7 @@ func buildNode(ctx context.Context, cfg *Config, n NodeConfig) (string, error) {
 	}
 	needOverlay := n.NetOverlay || len(n.Patches) > 0
 	if needOverlay {
-		ov, modfile, err := writeOverlay(cfg, n)
+		ov, modfile, err := writeOverlay(n)
 		if err != nil {
 			return "", err
 		}
@@ -99,7 +122,7 @@ func buildNode(ctx context.Context, cfg *Config, n NodeConfig) (string, error) {
 	}
 	args = append(args, pkg)
 	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = cfg.Dir
+	cmd.Dir = n.Dir
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -109,7 +132,7 @@ func buildNode(ctx context.Context, cfg *Config, n NodeConfig) (string, error) {
 		}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			return "", &BuildError{Node: n.Name, Pkg: n.Pkg, Output: out.String()}
+			return "", &Error{Node: n.Name, Pkg: n.Pkg, Output: out.String()}
 		}
 		return "", fmt.Errorf("build node %q: %w", n.Name, err)
 	}
@@ -136,12 +159,12 @@ func buildNode(ctx context.Context, cfg *Config, n NodeConfig) (string, error) {
 // and patched dependency files (patches). Patched files of modules in the module cache,
 // which an overlay may not replace, go to patched copies of their modules instead, and
 // modfile is then the -modfile that points the build at them.
-func writeOverlay(cfg *Config, n NodeConfig) (ovPath, modfile string, err error) {
-	root, err := goRoot(cfg.Dir)
+func writeOverlay(n Spec) (ovPath, modfile string, err error) {
+	root, err := goRoot(n.Dir)
 	if err != nil {
 		return "", "", err
 	}
-	dir := filepath.Join(CacheDir(), "overlay", n.Name+"-"+shortHash(cfg.Path))
+	dir := filepath.Join(CacheDir(), "overlay", n.Name+"-"+shortHash(n.ConfigPath))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", "", err
 	}
@@ -166,12 +189,12 @@ func writeOverlay(cfg *Config, n NodeConfig) (ovPath, modfile string, err error)
 	modcache := ""
 	mods := map[string]*patchedModule{}
 	if len(n.Patches) > 0 {
-		if modcache, err = goEnv(cfg.Dir, "GOMODCACHE"); err != nil {
+		if modcache, err = goEnv(n.Dir, "GOMODCACHE"); err != nil {
 			return "", "", err
 		}
 	}
 	for i, patch := range n.Patches {
-		files, err := applyPatch(cfg, n, filepath.Join(cfg.Dir, patch))
+		files, err := applyPatch(n, filepath.Join(n.Dir, patch))
 		if err != nil {
 			return "", "", fmt.Errorf("node %q patches[%d] (%s): %w", n.Name, i, patch, err)
 		}
@@ -200,7 +223,7 @@ func writeOverlay(cfg *Config, n NodeConfig) (ovPath, modfile string, err error)
 		}
 	}
 	if len(mods) > 0 {
-		if modfile, err = writePatchedModules(cfg, dir, mods); err != nil {
+		if modfile, err = writePatchedModules(n, dir, mods); err != nil {
 			return "", "", fmt.Errorf("node %q patches: %w", n.Name, err)
 		}
 	}

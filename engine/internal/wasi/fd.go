@@ -1,13 +1,11 @@
-package engine
+package wasi
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"path"
-	"sort"
 	"strings"
 
 	"github.com/tetratelabs/wazero"
@@ -15,6 +13,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/seedfall/seedfall/engine/internal/disk"
+	"github.com/seedfall/seedfall/engine/internal/netsim"
 )
 
 // WASI errnos (wasi_snapshot_preview1 numbering).
@@ -87,7 +86,7 @@ type fdEntry struct {
 	path    string
 	off     int64
 	flags   uint16
-	sock    *sock
+	sock    *netsim.Sock
 	preopen bool
 	dirEnts []disk.Entry // fd_readdir snapshot
 	// noRead and noWrite record a file opened without the fd_read or fd_write right
@@ -95,38 +94,65 @@ type fdEntry struct {
 	noRead, noWrite bool
 }
 
-type incKey struct{}
+type procKey struct{}
 
-func incOf(ctx context.Context) *incarnation { return ctx.Value(incKey{}).(*incarnation) }
+// WithProcess returns ctx carrying h: the context a guest's instance is instantiated
+// and started with, so that its host calls reach h.
+func WithProcess(ctx context.Context, h *Process) context.Context {
+	return context.WithValue(ctx, procKey{}, h)
+}
 
-func (inc *incarnation) initFDs() {
-	inc.fds = []*fdEntry{
+func processOf(ctx context.Context) *Process { return ctx.Value(procKey{}).(*Process) }
+
+// Process is the WASI side of one incarnation: its Proc and its fd table (stdio, the
+// preopened root "/", then the files and sockets it opened).
+type Process struct {
+	p   Proc
+	fds []*fdEntry
+}
+
+// NewProcess returns the host state of a new incarnation p.
+func NewProcess(p Proc) *Process {
+	h := &Process{p: p}
+	h.fds = []*fdEntry{
 		{kind: fdStdio}, {kind: fdStdio}, {kind: fdStdio},
 		{kind: fdDir, ino: 1, path: "/", preopen: true},
 	}
+	return h
 }
 
-func (inc *incarnation) fd(fd uint32) *fdEntry {
-	if int(fd) >= len(inc.fds) {
+// Sockets returns the sockets of the open fds, in fd order.
+func (h *Process) Sockets() []*netsim.Sock {
+	var out []*netsim.Sock
+	for _, e := range h.fds {
+		if e != nil && e.sock != nil {
+			out = append(out, e.sock)
+		}
+	}
+	return out
+}
+
+func (h *Process) fd(fd uint32) *fdEntry {
+	if int(fd) >= len(h.fds) {
 		return nil
 	}
-	return inc.fds[fd]
+	return h.fds[fd]
 }
 
-func (inc *incarnation) newFD(e *fdEntry) uint32 {
-	for i := 4; i < len(inc.fds); i++ {
-		if inc.fds[i] == nil {
-			inc.fds[i] = e
+func (h *Process) newFD(e *fdEntry) uint32 {
+	for i := 4; i < len(h.fds); i++ {
+		if h.fds[i] == nil {
+			h.fds[i] = e
 			return uint32(i)
 		}
 	}
-	inc.fds = append(inc.fds, e)
-	return uint32(len(inc.fds) - 1)
+	h.fds = append(h.fds, e)
+	return uint32(len(h.fds) - 1)
 }
 
 // hostFn adapts a host function body; every i32 parameter must be masked by the body
 // (wazero passes i32s in uint64 slots whose upper bits are garbage).
-type hostFn func(inc *incarnation, m api.Memory, s []uint64) uint32
+type hostFn func(h *Process, m api.Memory, s []uint64) uint32
 
 var i32 = api.ValueTypeI32
 var i64 = api.ValueTypeI64
@@ -141,8 +167,9 @@ type wasiFunc struct {
 	noRet  bool
 }
 
-// instantiateHostModules registers wasi_snapshot_preview1 and seedfall on rt.
-func instantiateHostModules(ctx context.Context, rt wazero.Runtime) error {
+// Instantiate registers wasi_snapshot_preview1 and seedfall on rt. A module
+// instantiated on rt must be started with a context from WithProcess.
+func Instantiate(ctx context.Context, rt wazero.Runtime) error {
 	if err := buildHost(ctx, rt, "wasi_snapshot_preview1", wasiFuncs()); err != nil {
 		return err
 	}
@@ -158,13 +185,9 @@ func buildHost(ctx context.Context, rt wazero.Runtime, module string, fns []wasi
 			results = []api.ValueType{i32}
 		}
 		b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
-			inc := incOf(ctx)
-			inc.w.stats.HostCalls++
-			inc.w.steps.Add(1) // progress, for the watchdog
-			if inc.killed {
-				panic(sys.NewExitError(exitCrashed))
-			}
-			r := f.fn(inc, mod.Memory(), stack)
+			h := processOf(ctx)
+			h.p.HostCall()
+			r := f.fn(h, mod.Memory(), stack)
 			if !f.noRet {
 				stack[0] = uint64(r)
 			}
@@ -215,12 +238,12 @@ func wasiFuncs() []wasiFunc {
 		{name: "path_unlink_file", params: params(i32, i32, i32), fn: pathUnlinkFile},
 		{name: "poll_oneoff", params: params(i32, i32, i32, i32), fn: pollOneoff},
 		{name: "proc_exit", params: params(i32), fn: procExit, noRet: true},
-		{name: "proc_raise", params: params(i32), fn: func(*incarnation, api.Memory, []uint64) uint32 { return errnoNosys }},
+		{name: "proc_raise", params: params(i32), fn: func(*Process, api.Memory, []uint64) uint32 { return errnoNosys }},
 		{name: "random_get", params: params(i32, i32), fn: randomGet},
 		{name: "sched_yield", params: params(), fn: schedYield},
 		{name: "sock_accept", params: params(i32, i32, i32), fn: sockAccept},
-		{name: "sock_recv", params: params(i32, i32, i32, i32, i32, i32), fn: func(*incarnation, api.Memory, []uint64) uint32 { return errnoNosys }},
-		{name: "sock_send", params: params(i32, i32, i32, i32, i32), fn: func(*incarnation, api.Memory, []uint64) uint32 { return errnoNosys }},
+		{name: "sock_recv", params: params(i32, i32, i32, i32, i32, i32), fn: func(*Process, api.Memory, []uint64) uint32 { return errnoNosys }},
+		{name: "sock_send", params: params(i32, i32, i32, i32, i32), fn: func(*Process, api.Memory, []uint64) uint32 { return errnoNosys }},
 		{name: "sock_shutdown", params: params(i32, i32), fn: sockShutdown},
 	}
 }
@@ -291,37 +314,6 @@ func errnoOf(err error) uint32 {
 
 // ---- args, environ, clocks, random ----
 
-func (inc *incarnation) args() []string {
-	return append([]string{inc.node.name}, inc.node.cfg.Args...)
-}
-
-func (inc *incarnation) environ() []string {
-	env := map[string]string{
-		"PWD":                  "/",
-		"HOME":                 "/",
-		"SEEDFALL_NODE":        inc.node.name,
-		"SEEDFALL_INCARNATION": fmt.Sprint(inc.n),
-		"SEEDFALL_SEED":        fmt.Sprint(inc.w.seed),
-		"SEEDFALL":             "1",
-	}
-	if inc.w.sim.antithesis {
-		env["ANTITHESIS_SDK_LOCAL_OUTPUT"] = fmt.Sprintf("/.seedfall/antithesis-%d.jsonl", inc.n)
-	}
-	for k, v := range inc.node.cfg.Env {
-		env[k] = v
-	}
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]string, len(keys))
-	for i, k := range keys {
-		out[i] = k + "=" + env[k]
-	}
-	return out
-}
-
 func writeStrings(m api.Memory, list []string, ptrs, buf uint32) uint32 {
 	for _, s := range list {
 		putU32(m, ptrs, buf)
@@ -344,38 +336,38 @@ func sizes(m api.Memory, list []string, countPtr, sizePtr uint32) uint32 {
 	return 0
 }
 
-func argsGet(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	return writeStrings(m, inc.args(), u32(s, 0), u32(s, 1))
+func argsGet(h *Process, m api.Memory, s []uint64) uint32 {
+	return writeStrings(m, h.p.Args(), u32(s, 0), u32(s, 1))
 }
-func argsSizesGet(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	return sizes(m, inc.args(), u32(s, 0), u32(s, 1))
+func argsSizesGet(h *Process, m api.Memory, s []uint64) uint32 {
+	return sizes(m, h.p.Args(), u32(s, 0), u32(s, 1))
 }
-func environGet(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	return writeStrings(m, inc.environ(), u32(s, 0), u32(s, 1))
+func environGet(h *Process, m api.Memory, s []uint64) uint32 {
+	return writeStrings(m, h.p.Environ(), u32(s, 0), u32(s, 1))
 }
-func environSizesGet(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	return sizes(m, inc.environ(), u32(s, 0), u32(s, 1))
+func environSizesGet(h *Process, m api.Memory, s []uint64) uint32 {
+	return sizes(m, h.p.Environ(), u32(s, 0), u32(s, 1))
 }
 
-func clockResGet(inc *incarnation, m api.Memory, s []uint64) uint32 {
+func clockResGet(h *Process, m api.Memory, s []uint64) uint32 {
 	putU64(m, u32(s, 1), 1000)
 	return 0
 }
 
-func clockTimeGet(inc *incarnation, m api.Memory, s []uint64) uint32 {
+func clockTimeGet(h *Process, m api.Memory, s []uint64) uint32 {
 	id := u32(s, 0)
-	inc.advance(tick)
+	h.p.Advance()
 	if id > 3 {
 		return errnoInval
 	}
-	putU64(m, u32(s, 2), uint64(inc.node.clockNS(inc.w.now, id == 0)))
+	putU64(m, u32(s, 2), uint64(h.p.Clock(id == 0)))
 	return 0
 }
 
-func randomGet(inc *incarnation, m api.Memory, s []uint64) uint32 {
+func randomGet(h *Process, m api.Memory, s []uint64) uint32 {
 	buf := readBytes(m, u32(s, 0), u32(s, 1))
 	for i := 0; i < len(buf); i += 8 {
-		v := inc.rand.Uint64()
+		v := h.p.RandUint64()
 		for j := 0; j < 8 && i+j < len(buf); j++ {
 			buf[i+j] = byte(v >> (8 * j))
 		}
@@ -383,46 +375,45 @@ func randomGet(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	return 0
 }
 
-func schedYield(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	inc.w.now += tick
-	inc.yieldNow()
+func schedYield(h *Process, m api.Memory, s []uint64) uint32 {
+	h.p.Yield()
 	return 0
 }
 
-func procExit(inc *incarnation, m api.Memory, s []uint64) uint32 {
+func procExit(h *Process, m api.Memory, s []uint64) uint32 {
 	panic(sys.NewExitError(u32(s, 0)))
 }
 
 // ---- fds ----
 
-func fdAdvise(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	if inc.fd(u32(s, 0)) == nil {
+func fdAdvise(h *Process, m api.Memory, s []uint64) uint32 {
+	if h.fd(u32(s, 0)) == nil {
 		return errnoBadf
 	}
 	return 0
 }
 
-func fdClose(inc *incarnation, m api.Memory, s []uint64) uint32 {
+func fdClose(h *Process, m api.Memory, s []uint64) uint32 {
 	fd := u32(s, 0)
-	e := inc.fd(fd)
+	e := h.fd(fd)
 	if e == nil {
 		return errnoBadf
 	}
 	if e.sock != nil {
-		inc.w.net.close(e.sock)
+		e.sock.Close()
 	}
-	inc.fds[fd] = nil
-	if e.kind == fdFile && !inc.inoOpen(e.ino) {
+	h.fds[fd] = nil
+	if e.kind == fdFile && !h.inoOpen(e.ino) {
 		// Only the last fd on an inode releases it: another may still read an
 		// unlinked file.
-		inc.node.disk.Release(e.ino)
+		h.p.Disk().Release(e.ino)
 	}
 	return 0
 }
 
-// inoOpen reports whether some fd of inc still refers to inode ino.
-func (inc *incarnation) inoOpen(ino disk.Ino) bool {
-	for _, o := range inc.fds {
+// inoOpen reports whether some fd of h still refers to inode ino.
+func (h *Process) inoOpen(ino disk.Ino) bool {
+	for _, o := range h.fds {
 		if o != nil && o.kind == fdFile && o.ino == ino {
 			return true
 		}
@@ -430,9 +421,9 @@ func (inc *incarnation) inoOpen(ino disk.Ino) bool {
 	return false
 }
 
-func fdFdstatGet(inc *incarnation, m api.Memory, s []uint64) uint32 {
+func fdFdstatGet(h *Process, m api.Memory, s []uint64) uint32 {
 	fd, ptr := u32(s, 0), u32(s, 1)
-	e := inc.fd(fd)
+	e := h.fd(fd)
 	if e == nil {
 		return errnoBadf
 	}
@@ -457,8 +448,8 @@ func fdFdstatGet(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	return 0
 }
 
-func fdFdstatSetFlags(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	e := inc.fd(u32(s, 0))
+func fdFdstatSetFlags(h *Process, m api.Memory, s []uint64) uint32 {
+	e := h.fd(u32(s, 0))
 	if e == nil {
 		return errnoBadf
 	}
@@ -466,8 +457,8 @@ func fdFdstatSetFlags(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	return 0
 }
 
-func fdFdstatSetRights(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	if inc.fd(u32(s, 0)) == nil {
+func fdFdstatSetRights(h *Process, m api.Memory, s []uint64) uint32 {
+	if h.fd(u32(s, 0)) == nil {
 		return errnoBadf
 	}
 	return 0
@@ -493,14 +484,14 @@ func writeFilestat(m api.Memory, ptr uint32, st disk.Stat) uint32 {
 	return 0
 }
 
-func fdFilestatGet(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	e := inc.fd(u32(s, 0))
+func fdFilestatGet(h *Process, m api.Memory, s []uint64) uint32 {
+	e := h.fd(u32(s, 0))
 	if e == nil {
 		return errnoBadf
 	}
 	switch e.kind {
 	case fdFile, fdDir:
-		st, err := inc.node.disk.Stat(e.ino)
+		st, err := h.p.Disk().Stat(e.ino)
 		if err != nil {
 			return errnoOf(err)
 		}
@@ -516,15 +507,15 @@ func fdFilestatGet(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	}
 }
 
-func fdFilestatSetTimes(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	e := inc.fd(u32(s, 0))
+func fdFilestatSetTimes(h *Process, m api.Memory, s []uint64) uint32 {
+	e := h.fd(u32(s, 0))
 	if e == nil {
 		return errnoBadf
 	}
 	if e.kind != fdFile && e.kind != fdDir {
 		return 0
 	}
-	return inc.setTimes(e.ino, int64(s[1]), int64(s[2]), u32(s, 3))
+	return h.setTimes(e.ino, int64(s[1]), int64(s[2]), u32(s, 3))
 }
 
 // WASI fstflags of the set_times calls.
@@ -537,11 +528,11 @@ const (
 
 // setTimes is utimensat: each of atime and mtime is set to the given time, to now, or
 // left alone, by flags; ctime moves to now.
-func (inc *incarnation) setTimes(ino disk.Ino, atim, mtim int64, flags uint32) uint32 {
+func (h *Process) setTimes(ino disk.Ino, atim, mtim int64, flags uint32) uint32 {
 	if flags&(fstAtim|fstAtimNow) == fstAtim|fstAtimNow || flags&(fstMtim|fstMtimNow) == fstMtim|fstMtimNow {
 		return errnoInval
 	}
-	now := inc.node.clockNS(inc.w.now, true)
+	now := h.p.Clock(true)
 	pick := func(set, setNow uint32, v int64) *int64 {
 		switch {
 		case flags&set != 0:
@@ -551,11 +542,11 @@ func (inc *incarnation) setTimes(ino disk.Ino, atim, mtim int64, flags uint32) u
 		}
 		return nil
 	}
-	return errnoOf(inc.node.disk.SetTimes(ino, pick(fstAtim, fstAtimNow, atim), pick(fstMtim, fstMtimNow, mtim)))
+	return errnoOf(h.p.Disk().SetTimes(ino, pick(fstAtim, fstAtimNow, atim), pick(fstMtim, fstMtimNow, mtim)))
 }
 
-func fdPrestatGet(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	e := inc.fd(u32(s, 0))
+func fdPrestatGet(h *Process, m api.Memory, s []uint64) uint32 {
+	e := h.fd(u32(s, 0))
 	if e == nil || !e.preopen {
 		return errnoBadf
 	}
@@ -564,8 +555,8 @@ func fdPrestatGet(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	return 0
 }
 
-func fdPrestatDirName(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	e := inc.fd(u32(s, 0))
+func fdPrestatDirName(h *Process, m api.Memory, s []uint64) uint32 {
+	e := h.fd(u32(s, 0))
 	if e == nil || !e.preopen {
 		return errnoBadf
 	}
@@ -576,16 +567,16 @@ func fdPrestatDirName(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	return 0
 }
 
-func fdRead(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	return inc.readv(m, u32(s, 0), u32(s, 1), u32(s, 2), u32(s, 3), -1)
+func fdRead(h *Process, m api.Memory, s []uint64) uint32 {
+	return h.readv(m, u32(s, 0), u32(s, 1), u32(s, 2), u32(s, 3), -1)
 }
 
-func fdPread(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	return inc.readv(m, u32(s, 0), u32(s, 1), u32(s, 2), u32(s, 4), int64(s[3]))
+func fdPread(h *Process, m api.Memory, s []uint64) uint32 {
+	return h.readv(m, u32(s, 0), u32(s, 1), u32(s, 2), u32(s, 4), int64(s[3]))
 }
 
-func (inc *incarnation) readv(m api.Memory, fd, iovs, n, nreadPtr uint32, at int64) uint32 {
-	e := inc.fd(fd)
+func (h *Process) readv(m api.Memory, fd, iovs, n, nreadPtr uint32, at int64) uint32 {
+	e := h.fd(fd)
 	if e == nil {
 		return errnoBadf
 	}
@@ -605,7 +596,7 @@ func (inc *incarnation) readv(m api.Memory, fd, iovs, n, nreadPtr uint32, at int
 			off = at
 		}
 		for _, b := range bufs {
-			k, err := inc.node.disk.ReadAt(e.ino, b, off)
+			k, err := h.p.Disk().ReadAt(e.ino, b, off)
 			total += k
 			off += int64(k)
 			if err != nil {
@@ -622,9 +613,9 @@ func (inc *incarnation) readv(m api.Memory, fd, iovs, n, nreadPtr uint32, at int
 		if at >= 0 {
 			return errnoSpipe
 		}
-		inc.advance(tick)
+		h.p.Advance()
 		for _, b := range bufs {
-			k, errno := inc.w.net.read(e.sock, b)
+			k, errno := e.sock.Read(b)
 			total += k
 			if errno != 0 {
 				if total > 0 {
@@ -632,7 +623,7 @@ func (inc *incarnation) readv(m api.Memory, fd, iovs, n, nreadPtr uint32, at int
 				}
 				return uint32(errno)
 			}
-			if k < len(b) || !e.sock.hasData() {
+			if k < len(b) || !e.sock.HasData() {
 				break // not into the next iovec: a pending error is reported by the next call
 			}
 		}
@@ -641,16 +632,16 @@ func (inc *incarnation) readv(m api.Memory, fd, iovs, n, nreadPtr uint32, at int
 	return 0
 }
 
-func fdWrite(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	return inc.writev(m, u32(s, 0), u32(s, 1), u32(s, 2), u32(s, 3), -1)
+func fdWrite(h *Process, m api.Memory, s []uint64) uint32 {
+	return h.writev(m, u32(s, 0), u32(s, 1), u32(s, 2), u32(s, 3), -1)
 }
 
-func fdPwrite(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	return inc.writev(m, u32(s, 0), u32(s, 1), u32(s, 2), u32(s, 4), int64(s[3]))
+func fdPwrite(h *Process, m api.Memory, s []uint64) uint32 {
+	return h.writev(m, u32(s, 0), u32(s, 1), u32(s, 2), u32(s, 4), int64(s[3]))
 }
 
-func (inc *incarnation) writev(m api.Memory, fd, iovs, n, nwrittenPtr uint32, at int64) uint32 {
-	e := inc.fd(fd)
+func (h *Process) writev(m api.Memory, fd, iovs, n, nwrittenPtr uint32, at int64) uint32 {
+	e := h.fd(fd)
 	if e == nil {
 		return errnoBadf
 	}
@@ -660,14 +651,14 @@ func (inc *incarnation) writev(m api.Memory, fd, iovs, n, nwrittenPtr uint32, at
 		if fd == 0 {
 			return errnoBadf
 		}
-		inc.output(int(fd), data)
+		h.p.Output(int(fd), data)
 	case fdDir:
 		return errnoIsDir
 	case fdFile:
 		if e.noWrite {
 			return errnoBadf
 		}
-		d := inc.node.disk
+		d := h.p.Disk()
 		off := e.off
 		if at >= 0 {
 			off = at
@@ -678,23 +669,20 @@ func (inc *incarnation) writev(m api.Memory, fd, iovs, n, nwrittenPtr uint32, at
 			}
 			off = st.Size
 		}
-		op := inc.beginDiskOp("write", e.path, fmt.Sprintf("@%d+%d", off, len(data)))
-		if op.crash {
+		op := h.beginDiskOp("write", e.path, fmt.Sprintf("@%d+%d", off, len(data)))
+		if op.Crash {
 			// The write lands up to a sector boundary (faults.tear_unit), or not at all.
-			k := d.CutPoint(inc.crashStream(), off, len(data))
-			if !inc.w.cfg.Faults.TornWrites {
+			k := d.CutPoint(h.p.CrashStream(), off, len(data))
+			if !h.p.TornWrites() {
 				k = 0
 			}
 			d.WriteAtPartial(e.ino, data, off, k)
-			inc.crashNow(op, fmt.Sprintf("%d of %d bytes written", k, len(data)))
+			h.p.CrashNow(op, fmt.Sprintf("%d of %d bytes written", k, len(data)))
 		}
 		if _, err := d.WriteAt(e.ino, data, off); err != nil {
-			return inc.diskErr(op, err)
+			return h.diskErr(op, err)
 		}
-		if e.flags&(fdflagSync|fdflagDsync) != 0 {
-			inc.w.stats.OSyncWrites++
-		}
-		if e.flags&(fdflagSync|fdflagDsync) != 0 && inc.w.opt.mutation != MutOSyncIgnored {
+		if e.flags&(fdflagSync|fdflagDsync) != 0 && h.p.OSyncWrite() {
 			if err := d.Sync(e.ino, e.flags&fdflagSync == 0, false); err != nil {
 				return errnoOf(err)
 			}
@@ -702,17 +690,17 @@ func (inc *incarnation) writev(m api.Memory, fd, iovs, n, nwrittenPtr uint32, at
 		if at < 0 {
 			e.off = off + int64(len(data))
 		}
-		inc.endDiskOp()
+		h.p.EndDiskOp()
 	case fdSock:
 		if at >= 0 {
 			return errnoSpipe
 		}
-		inc.advance(tick)
-		k, errno := inc.w.net.write(e.sock, data)
+		h.p.Advance()
+		k, errno := e.sock.Write(data)
 		if errno != 0 {
 			return uint32(errno)
 		}
-		inc.maybePreempt()
+		h.p.MaybePreempt()
 		putU32(m, nwrittenPtr, uint32(k))
 		return 0
 	}
@@ -720,9 +708,9 @@ func (inc *incarnation) writev(m api.Memory, fd, iovs, n, nwrittenPtr uint32, at
 	return 0
 }
 
-func fdReaddir(inc *incarnation, m api.Memory, s []uint64) uint32 {
+func fdReaddir(h *Process, m api.Memory, s []uint64) uint32 {
 	fd, buf, bufLen, cookie, usedPtr := u32(s, 0), u32(s, 1), u32(s, 2), s[3], u32(s, 4)
-	e := inc.fd(fd)
+	e := h.fd(fd)
 	if e == nil {
 		return errnoBadf
 	}
@@ -730,7 +718,7 @@ func fdReaddir(inc *incarnation, m api.Memory, s []uint64) uint32 {
 		return errnoNotDir
 	}
 	if cookie == 0 || e.dirEnts == nil {
-		ents, err := inc.node.disk.ReadDir(e.ino)
+		ents, err := h.p.Disk().ReadDir(e.ino)
 		if err != nil {
 			return errnoOf(err)
 		}
@@ -759,32 +747,32 @@ func fdReaddir(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	return 0
 }
 
-func fdRenumber(inc *incarnation, m api.Memory, s []uint64) uint32 {
+func fdRenumber(h *Process, m api.Memory, s []uint64) uint32 {
 	from, to := u32(s, 0), u32(s, 1)
-	e := inc.fd(from)
-	if e == nil || inc.fd(to) == nil {
+	e := h.fd(from)
+	if e == nil || h.fd(to) == nil {
 		return errnoBadf
 	}
 	if from == to {
 		return 0
 	}
 	// Like dup2: the fd being replaced is closed first.
-	if old := inc.fds[to]; old != e {
+	if old := h.fds[to]; old != e {
 		if old.sock != nil {
-			inc.w.net.close(old.sock)
+			old.sock.Close()
 		}
-		inc.fds[to] = nil
-		if old.kind == fdFile && !inc.inoOpen(old.ino) {
-			inc.node.disk.Release(old.ino)
+		h.fds[to] = nil
+		if old.kind == fdFile && !h.inoOpen(old.ino) {
+			h.p.Disk().Release(old.ino)
 		}
 	}
-	inc.fds[to] = e
-	inc.fds[from] = nil
+	h.fds[to] = e
+	h.fds[from] = nil
 	return 0
 }
 
-func fdSeek(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	e := inc.fd(u32(s, 0))
+func fdSeek(h *Process, m api.Memory, s []uint64) uint32 {
+	e := h.fd(u32(s, 0))
 	if e == nil {
 		return errnoBadf
 	}
@@ -801,7 +789,7 @@ func fdSeek(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	case 1:
 		base = e.off
 	case 2:
-		st, err := inc.node.disk.Stat(e.ino)
+		st, err := h.p.Disk().Stat(e.ino)
 		if err != nil {
 			return errnoOf(err)
 		}
@@ -817,8 +805,8 @@ func fdSeek(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	return 0
 }
 
-func fdTell(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	e := inc.fd(u32(s, 0))
+func fdTell(h *Process, m api.Memory, s []uint64) uint32 {
+	e := h.fd(u32(s, 0))
 	if e == nil || e.kind != fdFile {
 		return errnoBadf
 	}
@@ -826,16 +814,16 @@ func fdTell(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	return 0
 }
 
-func fdSync(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	return inc.sync(u32(s, 0), false)
+func fdSync(h *Process, m api.Memory, s []uint64) uint32 {
+	return h.sync(u32(s, 0), false)
 }
 
-func fdDatasync(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	return inc.sync(u32(s, 0), true)
+func fdDatasync(h *Process, m api.Memory, s []uint64) uint32 {
+	return h.sync(u32(s, 0), true)
 }
 
-func (inc *incarnation) sync(fd uint32, dataOnly bool) uint32 {
-	e := inc.fd(fd)
+func (h *Process) sync(fd uint32, dataOnly bool) uint32 {
+	e := h.fd(fd)
 	if e == nil {
 		return errnoBadf
 	}
@@ -850,37 +838,27 @@ func (inc *incarnation) sync(fd uint32, dataOnly bool) uint32 {
 	if e.kind == fdDir {
 		match = "dir_fsync"
 	}
-	op := inc.beginDiskOpOn(name, match, []string{e.path}, "")
-	fail := inc.syncShouldFail(op.n, match, e.path)
-	site := inc.syncSite(e)
-	st := &inc.w.stats
-	switch {
-	case e.kind == fdDir:
-		st.DirSyncs++
-	case dataOnly:
-		st.Fdatasyncs++
-	default:
-		st.Fsyncs++
-	}
-	if op.crash {
-		if inc.crashStream().IntN(2) == 0 {
-			inc.node.disk.Sync(e.ino, dataOnly, fail)
+	op := h.p.BeginDiskOp(name, match, []string{e.path}, "")
+	fail, skip := h.p.SyncFaults(op, match, e.path, e.kind == fdDir, dataOnly)
+	if op.Crash {
+		if h.p.CrashStream().IntN(2) == 0 {
+			h.p.Disk().Sync(e.ino, dataOnly, fail)
 		}
-		inc.crashNow(op, "")
+		h.p.CrashNow(op, "")
 	}
 	var err error
-	if inc.w.opt.mutation != MutSitePrefix+site || fail {
-		err = inc.node.disk.Sync(e.ino, dataOnly, fail)
+	if !skip {
+		err = h.p.Disk().Sync(e.ino, dataOnly, fail)
 	}
-	inc.endDiskOp()
+	h.p.EndDiskOp()
 	if fail {
-		inc.w.tracef(inc.label, "disk #%d %s %s: EIO (injected)", op.n, name, e.path)
+		h.p.Tracef("disk #%d %s %s: EIO (injected)", op.N, name, e.path)
 	}
 	return errnoOf(err)
 }
 
-func fdFilestatSetSize(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	e := inc.fd(u32(s, 0))
+func fdFilestatSetSize(h *Process, m api.Memory, s []uint64) uint32 {
+	e := h.fd(u32(s, 0))
 	if e == nil {
 		return errnoBadf
 	}
@@ -888,40 +866,40 @@ func fdFilestatSetSize(inc *incarnation, m api.Memory, s []uint64) uint32 {
 		return errnoInval // ftruncate of a read-only fd is EINVAL on Linux
 	}
 	size := int64(s[1])
-	op := inc.beginDiskOp("truncate", e.path, fmt.Sprint(size))
-	if op.crash {
-		inc.maybeApply(func() { inc.node.disk.Truncate(e.ino, size) })
-		inc.crashNow(op, "")
+	op := h.beginDiskOp("truncate", e.path, fmt.Sprint(size))
+	if op.Crash {
+		h.p.MaybeApply(func() { h.p.Disk().Truncate(e.ino, size) })
+		h.p.CrashNow(op, "")
 	}
-	err := inc.node.disk.Truncate(e.ino, size)
-	inc.endDiskOp()
+	err := h.p.Disk().Truncate(e.ino, size)
+	h.p.EndDiskOp()
 	if err != nil {
-		return inc.diskErr(op, err)
+		return h.diskErr(op, err)
 	}
 	return 0
 }
 
-func fdAllocate(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	e := inc.fd(u32(s, 0))
+func fdAllocate(h *Process, m api.Memory, s []uint64) uint32 {
+	e := h.fd(u32(s, 0))
 	if e == nil || e.kind != fdFile || e.noWrite {
 		return errnoBadf
 	}
 	end := int64(s[1]) + int64(s[2])
-	st, err := inc.node.disk.Stat(e.ino)
+	st, err := h.p.Disk().Stat(e.ino)
 	if err != nil {
 		return errnoOf(err)
 	}
 	if end <= st.Size {
 		return 0
 	}
-	op := inc.beginDiskOp("allocate", e.path, fmt.Sprint(end))
-	if op.crash {
-		inc.crashNow(op, "")
+	op := h.beginDiskOp("allocate", e.path, fmt.Sprint(end))
+	if op.Crash {
+		h.p.CrashNow(op, "")
 	}
-	err = inc.node.disk.Truncate(e.ino, end)
-	inc.endDiskOp()
+	err = h.p.Disk().Truncate(e.ino, end)
+	h.p.EndDiskOp()
 	if err != nil {
-		return inc.diskErr(op, err)
+		return h.diskErr(op, err)
 	}
 	return 0
 }
@@ -929,8 +907,8 @@ func fdAllocate(inc *incarnation, m api.Memory, s []uint64) uint32 {
 // diskErr traces a disk op that failed, naming the limit behind ENOSPC and EFBIG so that
 // a guest's "no space left on device" can be traced to its config knob, and returns the
 // errno.
-func (inc *incarnation) diskErr(op diskOp, err error) uint32 {
-	d := inc.node.disk
+func (h *Process) diskErr(op DiskOp, err error) uint32 {
+	d := h.p.Disk()
 	why := ""
 	switch err {
 	case disk.ENOSPC:
@@ -938,7 +916,7 @@ func (inc *incarnation) diskErr(op diskOp, err error) uint32 {
 	case disk.EFBIG:
 		why = fmt.Sprintf(" (file too large: file_limit_mib is %d)", d.MaxFileBytes()>>20)
 	}
-	inc.w.tracef(inc.label, "disk #%d %s: %s%s", op.n, op.what, errName(err), why)
+	h.p.Tracef("disk #%d %s: %s%s", op.N, op.What, errName(err), why)
 	return errnoOf(err)
 }
 
@@ -950,15 +928,15 @@ func errName(err error) string {
 
 // ---- paths ----
 
-func (inc *incarnation) resolvePath(m api.Memory, dirfd, ptr, n uint32) (string, uint32) {
-	p, _, errno := inc.resolvePathSlash(m, dirfd, ptr, n)
+func (h *Process) resolvePath(m api.Memory, dirfd, ptr, n uint32) (string, uint32) {
+	p, _, errno := h.resolvePathSlash(m, dirfd, ptr, n)
 	return p, errno
 }
 
 // resolvePathSlash is resolvePath that also reports a trailing slash, which on Linux
 // requires the path to name a directory ("file/" is ENOTDIR).
-func (inc *incarnation) resolvePathSlash(m api.Memory, dirfd, ptr, n uint32) (string, bool, uint32) {
-	e := inc.fd(dirfd)
+func (h *Process) resolvePathSlash(m api.Memory, dirfd, ptr, n uint32) (string, bool, uint32) {
+	e := h.fd(dirfd)
 	if e == nil {
 		return "", false, errnoBadf
 	}
@@ -974,8 +952,8 @@ func (inc *incarnation) resolvePathSlash(m api.Memory, dirfd, ptr, n uint32) (st
 }
 
 // isFile reports whether p names an existing non-directory.
-func (inc *incarnation) isFile(p string) bool {
-	d := inc.node.disk
+func (h *Process) isFile(p string) bool {
+	d := h.p.Disk()
 	ino, err := d.Lookup(p)
 	if err != nil {
 		return false
@@ -987,8 +965,8 @@ func (inc *incarnation) isFile(p string) bool {
 // renamed points the fds under oldpath to newpath after a rename, as a Linux fd follows
 // its dentry: the trace, fault lines and call sites then name a file by its current path,
 // and paths relative to a renamed directory's fd resolve inside it.
-func (inc *incarnation) renamed(oldpath, newpath string) {
-	for _, e := range inc.fds {
+func (h *Process) renamed(oldpath, newpath string) {
+	for _, e := range h.fds {
 		if e == nil || (e.kind != fdFile && e.kind != fdDir) || e.preopen {
 			continue
 		}
@@ -1000,13 +978,13 @@ func (inc *incarnation) renamed(oldpath, newpath string) {
 	}
 }
 
-func pathOpen(inc *incarnation, m api.Memory, s []uint64) uint32 {
+func pathOpen(h *Process, m api.Memory, s []uint64) uint32 {
 	dirfd, pptr, plen, oflags, fdflags, fdOut := u32(s, 0), u32(s, 2), u32(s, 3), u32(s, 4), u32(s, 7), u32(s, 8)
-	p, slash, errno := inc.resolvePathSlash(m, dirfd, pptr, plen)
+	p, slash, errno := h.resolvePathSlash(m, dirfd, pptr, plen)
 	if errno != 0 {
 		return errno
 	}
-	d := inc.node.disk
+	d := h.p.Disk()
 	ino, err := d.Lookup(p)
 	if err != nil {
 		if errnoOf(err) != errnoNoent || oflags&oflagCreat == 0 {
@@ -1015,13 +993,13 @@ func pathOpen(inc *incarnation, m api.Memory, s []uint64) uint32 {
 		if slash {
 			return errnoIsDir // open("new/", O_CREAT) on Linux
 		}
-		op := inc.beginDiskOp("create", p, "")
-		if op.crash {
-			inc.maybeApply(func() { d.Create(p, false) })
-			inc.crashNow(op, "")
+		op := h.beginDiskOp("create", p, "")
+		if op.Crash {
+			h.p.MaybeApply(func() { d.Create(p, false) })
+			h.p.CrashNow(op, "")
 		}
 		ino, err = d.Create(p, oflags&oflagDirectory != 0)
-		inc.endDiskOp()
+		h.p.EndDiskOp()
 		if err != nil {
 			return errnoOf(err)
 		}
@@ -1044,49 +1022,49 @@ func pathOpen(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	if st.Dir {
 		e.kind = fdDir
 	} else if oflags&oflagTrunc != 0 && st.Size > 0 {
-		op := inc.beginDiskOp("truncate", p, "0")
-		if op.crash {
-			inc.maybeApply(func() { d.Truncate(ino, 0) })
-			inc.crashNow(op, "")
+		op := h.beginDiskOp("truncate", p, "0")
+		if op.Crash {
+			h.p.MaybeApply(func() { d.Truncate(ino, 0) })
+			h.p.CrashNow(op, "")
 		}
 		err := d.Truncate(ino, 0)
-		inc.endDiskOp()
+		h.p.EndDiskOp()
 		if err != nil {
 			return errnoOf(err)
 		}
 	}
-	putU32(m, fdOut, inc.newFD(e))
+	putU32(m, fdOut, h.newFD(e))
 	return 0
 }
 
-func pathCreateDirectory(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	p, errno := inc.resolvePath(m, u32(s, 0), u32(s, 1), u32(s, 2))
+func pathCreateDirectory(h *Process, m api.Memory, s []uint64) uint32 {
+	p, errno := h.resolvePath(m, u32(s, 0), u32(s, 1), u32(s, 2))
 	if errno != 0 {
 		return errno
 	}
-	d := inc.node.disk
+	d := h.p.Disk()
 	if _, err := d.Lookup(p); err == nil {
 		return errnoExist
 	}
-	op := inc.beginDiskOp("mkdir", p, "")
-	if op.crash {
-		inc.maybeApply(func() { d.Create(p, true) })
-		inc.crashNow(op, "")
+	op := h.beginDiskOp("mkdir", p, "")
+	if op.Crash {
+		h.p.MaybeApply(func() { d.Create(p, true) })
+		h.p.CrashNow(op, "")
 	}
 	_, err := d.Create(p, true)
-	inc.endDiskOp()
+	h.p.EndDiskOp()
 	return errnoOf(err)
 }
 
-func pathFilestatGet(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	p, slash, errno := inc.resolvePathSlash(m, u32(s, 0), u32(s, 2), u32(s, 3))
+func pathFilestatGet(h *Process, m api.Memory, s []uint64) uint32 {
+	p, slash, errno := h.resolvePathSlash(m, u32(s, 0), u32(s, 2), u32(s, 3))
 	if errno != 0 {
 		return errno
 	}
-	if slash && inc.isFile(p) {
+	if slash && h.isFile(p) {
 		return errnoNotDir
 	}
-	d := inc.node.disk
+	d := h.p.Disk()
 	ino, err := d.Lookup(p)
 	if err != nil {
 		return errnoOf(err)
@@ -1098,111 +1076,111 @@ func pathFilestatGet(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	return writeFilestat(m, u32(s, 4), st)
 }
 
-func pathFilestatSetTimes(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	p, errno := inc.resolvePath(m, u32(s, 0), u32(s, 2), u32(s, 3))
+func pathFilestatSetTimes(h *Process, m api.Memory, s []uint64) uint32 {
+	p, errno := h.resolvePath(m, u32(s, 0), u32(s, 2), u32(s, 3))
 	if errno != 0 {
 		return errno
 	}
-	ino, err := inc.node.disk.Lookup(p)
+	ino, err := h.p.Disk().Lookup(p)
 	if err != nil {
 		return errnoOf(err)
 	}
-	return inc.setTimes(ino, int64(s[4]), int64(s[5]), u32(s, 6))
+	return h.setTimes(ino, int64(s[4]), int64(s[5]), u32(s, 6))
 }
 
 // pathLink is link(2): a hard link, another name for the same file.
-func pathLink(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	from, fslash, errno := inc.resolvePathSlash(m, u32(s, 0), u32(s, 2), u32(s, 3))
+func pathLink(h *Process, m api.Memory, s []uint64) uint32 {
+	from, fslash, errno := h.resolvePathSlash(m, u32(s, 0), u32(s, 2), u32(s, 3))
 	if errno != 0 {
 		return errno
 	}
-	to, tslash, errno := inc.resolvePathSlash(m, u32(s, 4), u32(s, 5), u32(s, 6))
+	to, tslash, errno := h.resolvePathSlash(m, u32(s, 4), u32(s, 5), u32(s, 6))
 	if errno != 0 {
 		return errno
 	}
-	d := inc.node.disk
-	if (fslash || tslash) && inc.isFile(from) {
+	d := h.p.Disk()
+	if (fslash || tslash) && h.isFile(from) {
 		return errnoNotDir
 	}
 	if _, err := d.Lookup(to); err == nil {
 		return errnoExist
 	}
-	op := inc.beginDiskOpOn("link", "link", []string{from, to}, "-> "+to)
-	if op.crash {
-		inc.maybeApply(func() { d.Link(from, to) })
-		inc.crashNow(op, "")
+	op := h.p.BeginDiskOp("link", "link", []string{from, to}, "-> "+to)
+	if op.Crash {
+		h.p.MaybeApply(func() { d.Link(from, to) })
+		h.p.CrashNow(op, "")
 	}
 	err := d.Link(from, to)
-	inc.endDiskOp()
+	h.p.EndDiskOp()
 	return errnoOf(err)
 }
 
-func pathSymlink(inc *incarnation, m api.Memory, s []uint64) uint32  { return errnoNotSup }
-func pathReadlink(inc *incarnation, m api.Memory, s []uint64) uint32 { return errnoInval }
+func pathSymlink(h *Process, m api.Memory, s []uint64) uint32  { return errnoNotSup }
+func pathReadlink(h *Process, m api.Memory, s []uint64) uint32 { return errnoInval }
 
-func pathRemoveDirectory(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	p, errno := inc.resolvePath(m, u32(s, 0), u32(s, 1), u32(s, 2))
+func pathRemoveDirectory(h *Process, m api.Memory, s []uint64) uint32 {
+	p, errno := h.resolvePath(m, u32(s, 0), u32(s, 1), u32(s, 2))
 	if errno != 0 {
 		return errno
 	}
-	d := inc.node.disk
-	op := inc.beginDiskOp("rmdir", p, "")
-	if op.crash {
-		inc.maybeApply(func() { d.Rmdir(p) })
-		inc.crashNow(op, "")
+	d := h.p.Disk()
+	op := h.beginDiskOp("rmdir", p, "")
+	if op.Crash {
+		h.p.MaybeApply(func() { d.Rmdir(p) })
+		h.p.CrashNow(op, "")
 	}
 	err := d.Rmdir(p)
-	inc.endDiskOp()
+	h.p.EndDiskOp()
 	return errnoOf(err)
 }
 
-func pathUnlinkFile(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	p, slash, errno := inc.resolvePathSlash(m, u32(s, 0), u32(s, 1), u32(s, 2))
+func pathUnlinkFile(h *Process, m api.Memory, s []uint64) uint32 {
+	p, slash, errno := h.resolvePathSlash(m, u32(s, 0), u32(s, 1), u32(s, 2))
 	if errno != 0 {
 		return errno
 	}
-	if slash && inc.isFile(p) {
+	if slash && h.isFile(p) {
 		return errnoNotDir
 	}
-	d := inc.node.disk
-	op := inc.beginDiskOp("unlink", p, "")
-	if op.crash {
-		inc.maybeApply(func() { d.Unlink(p) })
-		inc.crashNow(op, "")
+	d := h.p.Disk()
+	op := h.beginDiskOp("unlink", p, "")
+	if op.Crash {
+		h.p.MaybeApply(func() { d.Unlink(p) })
+		h.p.CrashNow(op, "")
 	}
 	err := d.Unlink(p)
-	inc.endDiskOp()
+	h.p.EndDiskOp()
 	return errnoOf(err)
 }
 
-func pathRename(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	from, fslash, errno := inc.resolvePathSlash(m, u32(s, 0), u32(s, 1), u32(s, 2))
+func pathRename(h *Process, m api.Memory, s []uint64) uint32 {
+	from, fslash, errno := h.resolvePathSlash(m, u32(s, 0), u32(s, 1), u32(s, 2))
 	if errno != 0 {
 		return errno
 	}
-	to, tslash, errno := inc.resolvePathSlash(m, u32(s, 3), u32(s, 4), u32(s, 5))
+	to, tslash, errno := h.resolvePathSlash(m, u32(s, 3), u32(s, 4), u32(s, 5))
 	if errno != 0 {
 		return errno
 	}
-	if (fslash || tslash) && inc.isFile(from) {
+	if (fslash || tslash) && h.isFile(from) {
 		return errnoNotDir
 	}
-	d := inc.node.disk
+	d := h.p.Disk()
 	if ino, err := d.Lookup(to); err == nil {
 		if st, err := d.Stat(ino); err == nil && !st.Dir {
-			inc.w.stats.Replacing++
+			h.p.CountReplace()
 		}
 	}
-	op := inc.beginDiskOpOn("rename", "rename", []string{from, to}, "-> "+to)
-	if op.crash {
-		inc.maybeApply(func() { d.Rename(from, to) })
-		inc.crashNow(op, "")
+	op := h.p.BeginDiskOp("rename", "rename", []string{from, to}, "-> "+to)
+	if op.Crash {
+		h.p.MaybeApply(func() { d.Rename(from, to) })
+		h.p.CrashNow(op, "")
 	}
 	err := d.Rename(from, to)
 	if err == nil {
-		inc.renamed(from, to)
+		h.renamed(from, to)
 	}
-	inc.endDiskOp()
+	h.p.EndDiskOp()
 	return errnoOf(err)
 }
 
@@ -1214,15 +1192,14 @@ const (
 	subFdWrite = 2
 )
 
-func pollOneoff(inc *incarnation, m api.Memory, s []uint64) uint32 {
+func pollOneoff(h *Process, m api.Memory, s []uint64) uint32 {
 	in, out, nsubs, neventsPtr := u32(s, 0), u32(s, 1), u32(s, 2), u32(s, 3)
 	if nsubs == 0 {
 		return errnoInval
 	}
 	raw := readBytes(m, in, nsubs*48)
 	subs := append([]byte(nil), raw...)
-	w := inc.w
-	inc.advance(tick)
+	h.p.Advance()
 	// Deadlines are computed once, at the first call, so a wake-up after a block does not
 	// push a relative timeout further out.
 	deadlines := make([]int64, nsubs)
@@ -1235,12 +1212,12 @@ func pollOneoff(inc *incarnation, m api.Memory, s []uint64) uint32 {
 			id := binary.LittleEndian.Uint32(sub[16:])
 			if flags&1 != 0 {
 				// Absolute: convert from the node's clock to global virtual time.
-				timeout -= inc.node.clockNS(w.now, id == 0)
+				timeout -= h.p.Clock(id == 0)
 				if timeout < 0 {
 					timeout = 0
 				}
 			}
-			deadlines[i] = inc.node.timerDeadline(w.now, timeout)
+			deadlines[i] = h.p.TimerDeadline(timeout)
 		}
 	}
 	for {
@@ -1254,23 +1231,23 @@ func pollOneoff(inc *incarnation, m api.Memory, s []uint64) uint32 {
 			var errno uint16
 			switch tag {
 			case subClock:
-				if deadlines[i] <= w.now {
+				if deadlines[i] <= h.p.Now() {
 					ready = true
 				} else if minDeadline < 0 || deadlines[i] < minDeadline {
 					minDeadline = deadlines[i]
 				}
 			case subFdRead, subFdWrite:
 				fd := binary.LittleEndian.Uint32(sub[16:])
-				e := inc.fd(fd)
+				e := h.fd(fd)
 				switch {
 				case e == nil:
 					ready, errno = true, errnoBadf
 				case e.kind != fdSock:
 					ready = true
 				case tag == subFdRead:
-					ready = e.sock.readable()
+					ready = e.sock.Readable()
 				default:
-					ready = e.sock.writable()
+					ready = e.sock.Writable()
 				}
 			}
 			if ready {
@@ -1291,47 +1268,32 @@ func pollOneoff(inc *incarnation, m api.Memory, s []uint64) uint32 {
 			return 0
 		}
 		// Nothing ready: block until a deadline or a socket changes.
-		inc.state = incBlocked
-		inc.wakeGen++
-		gen := inc.wakeGen
-		inc.deadline = minDeadline
-		if minDeadline >= 0 {
-			w.schedule(minDeadline, func() {
-				if inc.state == incBlocked && inc.wakeGen == gen {
-					w.makeRunnable(inc)
-				}
-			})
-		}
-		inc.park()
+		h.p.Block(minDeadline)
 	}
 }
 
 // ---- sockets (WASI part) ----
 
-func sockAccept(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	e := inc.fd(u32(s, 0))
+func sockAccept(h *Process, m api.Memory, s []uint64) uint32 {
+	e := h.fd(u32(s, 0))
 	if e == nil {
 		return errnoBadf
 	}
-	if e.kind != fdSock || !e.sock.listener {
+	if e.kind != fdSock || !e.sock.Listener() {
 		return errnoNotSock
 	}
-	inc.advance(tick)
-	ln := e.sock
-	if len(ln.backlog) == 0 {
-		return errnoAgain
+	h.p.Advance()
+	c, errno := e.sock.Accept(h.p)
+	if errno != 0 {
+		return uint32(errno)
 	}
-	c := ln.backlog[0]
-	ln.backlog = ln.backlog[1:]
-	c.owner = inc
-	fd := inc.newFD(&fdEntry{kind: fdSock, sock: c, flags: uint16(u32(s, 1))})
-	inc.w.tracef(inc.label, "accept %s from %s", c.localAddr(), c.remoteAddr())
+	fd := h.newFD(&fdEntry{kind: fdSock, sock: c, flags: uint16(u32(s, 1))})
 	putU32(m, u32(s, 2), fd)
 	return 0
 }
 
-func sockShutdown(inc *incarnation, m api.Memory, s []uint64) uint32 {
-	e := inc.fd(u32(s, 0))
+func sockShutdown(h *Process, m api.Memory, s []uint64) uint32 {
+	e := h.fd(u32(s, 0))
 	if e == nil {
 		return errnoBadf
 	}
@@ -1340,54 +1302,7 @@ func sockShutdown(inc *incarnation, m api.Memory, s []uint64) uint32 {
 	}
 	how := u32(s, 1)
 	if how&2 != 0 {
-		inc.w.net.shutdownWrite(e.sock)
+		e.sock.ShutdownWrite()
 	}
 	return 0
-}
-
-// ---- output ----
-
-// output captures a guest's stdout/stderr into the trace, one line at a time.
-func (inc *incarnation) output(fd int, data []byte) {
-	limit := inc.w.cfg.OutputLimitKiB * 1024
-	if inc.outBytes >= limit {
-		inc.outBytes += len(data)
-		return
-	}
-	inc.outBytes += len(data)
-	if inc.outBytes >= limit {
-		data = data[:max(0, len(data)-(inc.outBytes-limit))]
-	}
-	b := &inc.out[fd]
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n') // not string(data): that copies the rest per line
-		if i < 0 {
-			b.Write(data)
-			break
-		}
-		b.Write(data[:i])
-		inc.emitLine(b.String())
-		b.Reset()
-		data = data[i+1:]
-	}
-	if inc.outBytes >= limit {
-		inc.w.tracef(inc.label, "output limit of %d KiB reached; further output is counted and dropped", inc.w.cfg.OutputLimitKiB)
-	}
-}
-
-func (inc *incarnation) emitLine(line string) {
-	if strings.TrimSpace(line) != "" {
-		inc.lastLine = strings.TrimSpace(line)
-	}
-	inc.panics.line(line)
-	inc.w.addLine(fmt.Sprintf("%12s %s | %s", FormatDuration(inc.w.now), inc.label, line))
-}
-
-func (inc *incarnation) flushOutput() {
-	for i := 1; i <= 2; i++ {
-		if inc.out[i].Len() > 0 {
-			inc.emitLine(inc.out[i].String())
-			inc.out[i].Reset()
-		}
-	}
 }

@@ -1,4 +1,4 @@
-package engine
+package build
 
 import (
 	"crypto/sha256"
@@ -92,13 +92,13 @@ func unescapeModPath(s string) string {
 // contents, so concurrent builds of the same patch share one finished copy), applies
 // the patched files, and writes a go.mod for -modfile that replaces each module with
 // its copy. It returns the -modfile path.
-func writePatchedModules(cfg *Config, dir string, mods map[string]*patchedModule) (string, error) {
-	gomod, err := goEnv(cfg.Dir, "GOMOD")
+func writePatchedModules(n Spec, dir string, mods map[string]*patchedModule) (string, error) {
+	gomod, err := goEnv(n.Dir, "GOMOD")
 	if err != nil {
 		return "", err
 	}
 	if gomod == "" || gomod == os.DevNull {
-		return "", fmt.Errorf("patches need a go.mod: %s is not in a module", cfg.Dir)
+		return "", fmt.Errorf("patches need a go.mod: %s is not in a module", n.Dir)
 	}
 	orig, err := os.ReadFile(gomod)
 	if err != nil {
