@@ -1,0 +1,194 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/seedfall/seedfall/engine/internal/wasi"
+)
+
+// exitCrashed is the exit code a node's instance is stopped with when the host kills it.
+const exitCrashed = 137
+
+// start launches a new incarnation of n.
+func (w *world) start(n *node) {
+	n.lives++
+	w.stats.Incarnations++
+	inc := &incarnation{
+		w: w, node: n, n: n.lives, label: fmt.Sprintf("%s#%d", n.name, n.lives),
+		resume: make(chan struct{}), deadline: -1,
+		rand: streamRand(w.seedForGuest(), fmt.Sprintf("guest/%s/%d", n.name, n.lives)),
+	}
+	inc.host = wasi.NewProcess(inc)
+	n.inc = inc
+	n.crashNextOp = false
+	n.midPlanned = nil
+	for _, f := range n.armed {
+		if f.Incarnation == inc.n {
+			switch f.Kind {
+			case FaultCrash:
+				inc.crashAt = f.DiskOp
+			case FaultFsyncEIO:
+				if inc.eioAt == nil {
+					inc.eioAt = map[int64]bool{}
+				}
+				inc.eioAt[f.DiskOp] = true
+			}
+		}
+	}
+	if w.sim.antithesis {
+		n.ensureAntithesisDir()
+	}
+	w.tracef(inc.label, "start")
+	w.makeRunnable(inc)
+	go inc.main()
+}
+
+func (w *world) seedForGuest() uint64 {
+	if w.reseeded {
+		return w.opt.futureSeed
+	}
+	return w.seed
+}
+
+// main is the goroutine of one incarnation: it waits for the token, then runs the guest.
+func (inc *incarnation) main() {
+	w := inc.w
+	<-inc.resume
+	if inc.killed {
+		inc.finish(exitCrashed, "")
+		w.yield <- struct{}{}
+		return
+	}
+	ctx := wasi.WithProcess(context.Background(), inc.host)
+	if alloc := memoryAllocator(); alloc != nil {
+		ctx = experimental.WithMemoryAllocator(ctx, alloc)
+	}
+	mod, err := w.sim.rt.InstantiateModule(ctx, inc.node.module, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+	if err == nil {
+		inc.mod = mod
+		start := mod.ExportedFunction("_start")
+		if start == nil {
+			err = fmt.Errorf("module has no _start")
+		} else {
+			_, err = start.Call(ctx)
+		}
+	}
+	code, msg := uint32(0), ""
+	if err != nil {
+		if ee, ok := err.(*sys.ExitError); ok {
+			code = ee.ExitCode()
+		} else {
+			code, msg = 2, err.Error()
+		}
+	}
+	if mod != nil {
+		mod.Close(context.Background())
+	}
+	inc.finish(code, msg)
+	w.yield <- struct{}{}
+}
+
+func (inc *incarnation) finish(code uint32, msg string) {
+	inc.flushOutput()
+	inc.exited = true
+	inc.code = code
+	inc.errMsg = msg
+	inc.state = incDone
+}
+
+// afterExit handles an incarnation that stopped: crash, own exit, or end of run.
+func (w *world) afterExit(inc *incarnation) {
+	n := inc.node
+	if n.inc == inc {
+		n.inc = nil
+	}
+	w.net.NodeDown(inc, inc.host.Sockets())
+	w.collectAntithesis(inc)
+	if inc.crash {
+		if n.pendingMid != nil && !w.done {
+			// Crashed during a disk op: finish the crash here.
+			f, rng := *n.pendingMid, n.pendingRng
+			n.pendingMid, n.pendingRng = nil, nil
+			w.crashed(n, f, rng)
+		}
+		return // an idle crash is finished by its fault handler
+	}
+	if w.done {
+		return
+	}
+	detail := ""
+	if inc.errMsg != "" {
+		detail = ": " + inc.errMsg
+	}
+	if !(inc.code != 0 && !inc.killed && n.cfg.failStop()) {
+		w.tracef(inc.label, "exited with code %d%s", inc.code, detail)
+	}
+	if n.workload {
+		w.done = true
+		if inc.code == 0 && !inc.killed {
+			w.verdict = VerdictPass
+			return
+		}
+		reason := inc.lastLine
+		if pr := inc.panicReason(); pr != "" {
+			reason = pr
+		}
+		if reason == "" {
+			reason = fmt.Sprintf("workload exited with code %d%s", inc.code, detail)
+		}
+		w.fail("workload-exit", inc.label, reason)
+		return
+	}
+	if inc.code != 0 && !inc.killed && n.cfg.failStop() {
+		w.failStopExit(inc, detail)
+		return
+	}
+	if inc.code != 0 && !inc.killed {
+		reason := fmt.Sprintf("%s crashed: exit_code(%d)", inc.label, inc.code)
+		if pr := inc.panicReason(); pr != "" {
+			reason += ": " + pr
+		} else if inc.lastLine != "" {
+			reason += ": " + inc.lastLine
+		}
+		if inc.errMsg != "" {
+			reason += ": " + inc.errMsg
+		}
+		w.fail("node-exit", inc.label, reason)
+	}
+}
+
+// kill stops a live incarnation from the scheduler goroutine and waits for it.
+func (w *world) kill(inc *incarnation, crash bool) {
+	if inc == nil || inc.state == incDone {
+		return
+	}
+	inc.killed = true
+	inc.crash = crash
+	// Remove it from the runnable set, then let it run into its exit.
+	for i, r := range w.runnable {
+		if r == inc {
+			w.runnable = append(w.runnable[:i], w.runnable[i+1:]...)
+			break
+		}
+	}
+	inc.state = incRunning
+	inc.resume <- struct{}{}
+	<-w.yield
+	inc.state = incDone
+	w.afterExit(inc)
+}
+
+// shutdown stops every live incarnation at the end of the run.
+func (w *world) shutdown() {
+	w.done = true
+	for _, n := range w.nodes {
+		if n.inc != nil {
+			w.kill(n.inc, false)
+		}
+	}
+}
