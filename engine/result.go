@@ -110,14 +110,6 @@ type RunStats struct {
 	Replacing   int64 `json:"replacing_renames,omitempty"` // renames over an existing file
 }
 
-// Divergence describes the first difference between two runs of one seed.
-type Divergence struct {
-	Line   int      `json:"line"`   // 1-based index of the first differing line
-	First  string   `json:"first"`  // that line in the first run
-	Second string   `json:"second"` // that line in the second run
-	Before []string `json:"before"` // up to 5 lines before it (identical in both runs)
-}
-
 // Failed reports whether the run found a bug (or could not run).
 func (r *Result) Failed() bool {
 	return r.Verdict == VerdictFail || r.Verdict == VerdictWatchdog || r.Verdict == VerdictError

@@ -176,46 +176,8 @@ func (s *Sim) Run(ctx context.Context, seed uint64, opt RunOptions) *Result {
 	if !opt.Check || r.Verdict == VerdictWatchdog {
 		return r
 	}
-	ro.traceHook = nil
-	w2 := newWorld(s, seed, ro)
-	w2.outDir = opt.OutDir
-	r2 := w2.run(ctx)
-	r.Checked = true
-	r.Divergence = diverge(r.Trace, r2.Trace)
-	if r.Divergence == nil && r.TraceHash != r2.TraceHash {
-		r.Divergence = &Divergence{Line: len(r.Trace) + 1, First: "(end)", Second: "(end)"}
-	}
-	if r.Divergence != nil && r.Failure == nil {
-		r.Verdict = VerdictFail
-		r.Failure = &Failure{Kind: "nondeterminism", AtNS: r.EndNS,
-			Reason: fmt.Sprintf("two runs of seed %d differ at trace line %d", seed, r.Divergence.Line)}
-		r.Failure.Signature = Signature(r)
-	}
-	if !opt.Trace {
-		r.Trace = nil
-	}
+	s.check(ctx, seed, ro, opt, r)
 	return r
-}
-
-// diverge returns the first difference between two traces, or nil.
-func diverge(a, b []string) *Divergence {
-	n := min(len(a), len(b))
-	for i := 0; i < n; i++ {
-		if a[i] != b[i] {
-			return &Divergence{Line: i + 1, First: a[i], Second: b[i], Before: a[max(0, i-5):i]}
-		}
-	}
-	if len(a) != len(b) {
-		d := &Divergence{Line: n + 1, First: "(end of trace)", Second: "(end of trace)", Before: a[max(0, n-5):n]}
-		if n < len(a) {
-			d.First = a[n]
-		}
-		if n < len(b) {
-			d.Second = b[n]
-		}
-		return d
-	}
-	return nil
 }
 
 // checkHistory checks the recorded history for linearizability when the config asks.
