@@ -8,7 +8,10 @@
 // nothing.
 //
 // Everything GitHub-facing goes through Env (event file, output files, API URL), so the
-// whole flow runs offline against files and an httptest server.
+// whole flow runs offline against files and an httptest server. It may not run a
+// simulation itself: Engine is its only way to sweeps, shrinks and mutants (the
+// seedfall command implements it over the engine), and it uses the engine's types only
+// as data.
 package ci
 
 import (

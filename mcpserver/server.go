@@ -9,6 +9,10 @@
 // tool could not do its job (bad arguments, a config that does not build). Long calls
 // report progress when the client sends a progress token and stop promptly when the
 // client cancels them.
+//
+// It drives the engine through its public API and internal/cli, as the command does;
+// it may not depend on the command, and it never writes to stdout other than the
+// protocol.
 package mcpserver
 
 import (

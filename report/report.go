@@ -6,7 +6,8 @@
 // Nothing reads a clock, and nothing ranges over a map where the order could reach
 // the output. Text that comes from the system under test (failure reasons, traces,
 // property names, node names) is untrusted: the renderers escape it for their format
-// and never let it become markup.
+// and never let it become markup. The package reads the engine's result types and
+// nothing else of it: it never runs a simulation.
 package report
 
 import (

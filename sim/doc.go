@@ -32,4 +32,9 @@
 // A workload can record the operations it performs with [Call] and [Op.Return]; when
 // the config names a model (register or kv), seedfall checks the history for
 // linearizability with Porcupine. Outside the simulator recording does nothing.
+//
+// # What it may use
+//
+// sim is linked into the guest, so it imports only the standard library, and it reaches
+// the host only through the seedfall host module's imports (docs/ABI.md) and WASI.
 package sim

@@ -1,6 +1,9 @@
 // Package cli is what the seedfall command and its MCP server share: the sweep driver
 // (worker processes, progress) and the shapes of their JSON results, so that
 // `seedfall run -json`, `seedfall shrink -json` and the MCP tools agree field for field.
+//
+// It uses only the engine's public API; it does not parse flags or render reports (the
+// command's and report's), so both front ends can share it.
 package cli
 
 import (

@@ -35,6 +35,11 @@
 //
 // Unlinked inodes stay readable and writable through their Ino until the next
 // Crash, or until the host layer calls Release once the last fd is closed.
+//
+// It owns the files, directories and their durable and pending state. It may not read
+// a clock (file times come from Options.Now, the node's virtual clock), draw randomness
+// other than from the stream a Crash is given, or know of fds, guests or faults: which
+// op crashes is the engine's decision.
 package disk
 
 import (

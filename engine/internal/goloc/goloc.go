@@ -14,7 +14,8 @@
 //
 // Locate only reads guest memory and global 0, so it is deterministic and does not
 // perturb the guest. It needs no function listener: any host function (which gets the
-// calling api.Module) can call it.
+// calling api.Module) can call it. It may not write guest memory or call into the
+// guest, and it knows nothing of the world: it answers "where is this call from".
 package goloc
 
 import (

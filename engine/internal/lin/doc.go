@@ -56,4 +56,7 @@
 // a run (the engine keeps it out of the trace). The HTML of [Visualize] is not
 // byte-for-byte stable: Porcupine collects the partial linearizations it shows from a
 // map. It is a picture for people, never part of a run's identity.
+//
+// The package checks histories and nothing else: it never sees a trace, a seed or the
+// world, and the engine calls it only after a run has ended.
 package lin

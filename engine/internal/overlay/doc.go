@@ -44,4 +44,7 @@
 // Write refuses a GOROOT lacking the replaced files, and after every
 // build VerifyImports checks the module's import section for the
 // "seedfall" host module, which only the overlay's code imports.
+//
+// It owns the replacement files and the fake IPs; it may not build anything itself
+// (internal/build runs go build with its overlay) or touch the GOROOT it reads.
 package overlay
