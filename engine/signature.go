@@ -57,10 +57,17 @@ func Signature(r *Result) string {
 
 // SignatureKey is the text behind Signature: "kind|normalized reason". A watchdog
 // outcome is one bug however it was noticed (the run's own wall-clock budget, or the
-// sweep killing a worker that stopped answering), so its key is the kind alone.
+// sweep killing a worker that stopped answering), so its key is the kind alone. A
+// liveness failure's key is its kind and the workload's normalized last output line.
 func SignatureKey(r *Result) string {
 	if r.Failure.Kind == string(VerdictWatchdog) {
 		return r.Failure.Kind + "|a guest ran past the wall-clock watchdog without host calls"
+	}
+	if r.Failure.Kind == KindLiveness {
+		// What the workload last said is what it was stuck on; the rest of the reason
+		// (the moment, the horizon or the quiet period, the kind of wait) varies from
+		// seed to seed for one stall.
+		return r.Failure.Kind + "|last output: " + NormalizeReason(r.Failure.LastOutput)
 	}
 	return r.Failure.Kind + "|" + NormalizeReason(r.Failure.Reason)
 }

@@ -103,6 +103,8 @@ type world struct {
 	done        bool
 	stats       RunStats
 	watchdogHit bool
+	// quietGen numbers the quiet-period checks: a check of an older generation is stale.
+	quietGen int
 	// steps counts the world loop's iterations (events fired, switches), for the
 	// watchdog's monitor; stuck says what it found when it closed stuckCh.
 	steps     atomic.Int64
@@ -267,6 +269,7 @@ func (w *world) run(ctx context.Context) *Result {
 	w.wallStart = time.Now()
 	horizon := int64(w.cfg.Horizon)
 	w.installPlan()
+	w.scheduleQuiet()
 	for _, n := range w.nodes {
 		w.start(n)
 	}
@@ -319,6 +322,7 @@ func (w *world) run(ctx context.Context) *Result {
 				w.tracef("world", "horizon reached")
 			}
 			w.failStopAtHorizon()
+			w.livenessAtHorizon()
 			break
 		}
 		w.now = at
@@ -372,6 +376,7 @@ func (w *world) reseed() {
 	fresh := generatePlan(w.cfg, fs, w.now, w.nodes).Faults
 	w.planned = append(keep, fresh...)
 	w.rescheduleFaults(fresh)
+	w.scheduleQuiet()
 }
 
 // pickRunnable draws the next node to run from the runnable set (skipping paused ones).

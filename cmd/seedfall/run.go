@@ -71,6 +71,9 @@ func printSweep(w io.Writer, s cli.SweepSummary, cfgArg string) int {
 	}
 	bad := s.Failed + s.Watchdog + s.Errors
 	extra := ""
+	if s.Liveness > 0 {
+		extra += fmt.Sprintf(", %d never finished (liveness)", s.Liveness)
+	}
 	if s.Watchdog > 0 {
 		extra += fmt.Sprintf(", %d stopped by the watchdog", s.Watchdog)
 	}

@@ -9,16 +9,19 @@ import (
 
 // SweepSummary is the -json output of run.
 type SweepSummary struct {
-	Config     string `json:"config"`
-	Seeds      int    `json:"seeds"`
-	Passed     int    `json:"passed"`
-	Failed     int    `json:"failed"`
-	Horizon    int    `json:"horizon"`
-	Watchdog   int    `json:"watchdog"`
-	Errors     int    `json:"errors"`
-	Checked    bool   `json:"checked"`
-	Diverged   int    `json:"diverged"`
-	LinUnknown int    `json:"lin_unknown"`
+	Config  string `json:"config"`
+	Seeds   int    `json:"seeds"`
+	Passed  int    `json:"passed"`
+	Failed  int    `json:"failed"`
+	Horizon int    `json:"horizon"`
+	// Liveness counts the failed seeds whose workload never finished (by the horizon,
+	// or within liveness.quiet of the last fault); they are part of Failed.
+	Liveness   int  `json:"liveness"`
+	Watchdog   int  `json:"watchdog"`
+	Errors     int  `json:"errors"`
+	Checked    bool `json:"checked"`
+	Diverged   int  `json:"diverged"`
+	LinUnknown int  `json:"lin_unknown"`
 	// FailStopRestarts counts restarts of fail-stop nodes (on_exit "restart") after
 	// their own exits, over the sweep, and FailStopSeeds the seeds that had any.
 	FailStopRestarts int                      `json:"fail_stop_restarts,omitempty"`
@@ -76,6 +79,9 @@ func Summarize(cfgPath string, results []*engine.Result) SweepSummary {
 			s.Horizon++
 		case engine.VerdictFail:
 			s.Failed++
+			if r.Failure != nil && r.Failure.Kind == engine.KindLiveness {
+				s.Liveness++
+			}
 		case engine.VerdictWatchdog:
 			s.Watchdog++
 		case engine.VerdictError:
