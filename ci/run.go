@@ -398,6 +398,9 @@ func (r *runner) buildData(results []engine.Result, groups []*group, fixed []str
 			sum.Passed++
 		case engine.VerdictFail:
 			sum.Failed++
+			if res.Failure != nil && res.Failure.Kind == engine.KindLiveness {
+				sum.Liveness++
+			}
 		case engine.VerdictHorizon:
 			sum.Horizon++
 		case engine.VerdictWatchdog:

@@ -40,8 +40,9 @@ type RunOutput struct {
 	// Seeds counts the seeds that ran.
 	Seeds    int  `json:"seeds" jsonschema:"seeds that ran"`
 	Passed   int  `json:"passed" jsonschema:"seeds that passed, including those that hit the time horizon"`
-	Failed   int  `json:"failed" jsonschema:"seeds where a check failed"`
-	Horizon  int  `json:"horizon" jsonschema:"passing seeds that reached the time horizon before the workload finished"`
+	Failed   int  `json:"failed" jsonschema:"seeds where a check failed, including liveness failures"`
+	Liveness int  `json:"liveness" jsonschema:"failed seeds whose workload never finished (by the horizon, or within liveness.quiet of the last fault)"`
+	Horizon  int  `json:"horizon" jsonschema:"passing seeds that reached the time horizon before the workload finished (liveness.horizon count)"`
 	Watchdog int  `json:"watchdog" jsonschema:"seeds stopped by the wall-clock watchdog (a guest spinning without host calls)"`
 	Errors   int  `json:"errors" jsonschema:"seeds the tool could not run"`
 	Checked  bool `json:"checked" jsonschema:"every seed ran twice and the traces were compared"`
@@ -206,7 +207,7 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 		return nil, RunOutput{}, fmt.Errorf("sweep %s: %w", c.cfgArg, err)
 	}
 	sum := cli.Summarize(c.cfgArg, results)
-	out := RunOutput{Config: c.cfgArg, Seeds: sum.Seeds, Passed: sum.Passed, Failed: sum.Failed, Horizon: sum.Horizon,
+	out := RunOutput{Config: c.cfgArg, Seeds: sum.Seeds, Passed: sum.Passed, Failed: sum.Failed, Liveness: sum.Liveness, Horizon: sum.Horizon,
 		Watchdog: sum.Watchdog, Errors: sum.Errors, Checked: sum.Checked, Diverged: sum.Diverged, LinUnknown: sum.LinUnknown,
 		Signatures: []SignatureGroup{}, Properties: sum.Properties, PropertyFailures: sum.PropFails,
 		WallSeconds: time.Since(start).Seconds()}
@@ -368,8 +369,12 @@ func runText(o RunOutput) string {
 	if bad == 0 {
 		fmt.Fprintf(&b, "ok %s passed (%d hit the time horizon) in %.1fs\n", plural(o.Passed, "seed", "seeds"), o.Horizon, o.WallSeconds)
 	} else {
-		fmt.Fprintf(&b, "FAIL %d of %s failed (%s); %d passed\n", bad, plural(o.Seeds, "seed", "seeds"),
-			plural(len(o.Signatures), "distinct failure", "distinct failures"), o.Passed)
+		live := ""
+		if o.Liveness > 0 {
+			live = fmt.Sprintf(", %d never finished (liveness)", o.Liveness)
+		}
+		fmt.Fprintf(&b, "FAIL %d of %s failed (%s)%s; %d passed\n", bad, plural(o.Seeds, "seed", "seeds"),
+			plural(len(o.Signatures), "distinct failure", "distinct failures"), live, o.Passed)
 	}
 	for _, g := range o.Signatures {
 		var ss []string
