@@ -193,3 +193,18 @@ func TestLivenessShrinkAndCause(t *testing.T) {
 func lastLines(r *engine.Result, n int) string {
 	return strings.Join(r.Trace[max(0, len(r.Trace)-n):], "\n")
 }
+
+// TestLivenessSignatureKeepsQuotes: two stalls whose last lines differ only in what
+// the server answered (quoted) are two signatures; the numbers in them are not.
+func TestLivenessSignatureKeepsQuotes(t *testing.T) {
+	sig := func(last string) string {
+		return engine.Signature(&engine.Result{Failure: &engine.Failure{Kind: engine.KindLiveness, Reason: "client#1 had not finished: " + last, LastOutput: last}})
+	}
+	a := sig(`server answered "ERR out of order"; retrying`)
+	b := sig(`server answered "ERR bucket not found"; retrying`)
+	c1 := sig(`put k17: server answered "ERR sync /data/wal/00000000000000000003: I/O error" after 250ms`)
+	c2 := sig(`put k4: server answered "ERR sync /data/wal/00000000000000000011: I/O error" after 1.5s`)
+	if a == b || c1 != c2 {
+		t.Errorf("signatures %s %s (want different), %s %s (want equal)", a, b, c1, c2)
+	}
+}
