@@ -23,12 +23,12 @@ func main() {
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
-	recover := fs.Bool("recover", false, "server: listen again after a restart")
+	relisten := fs.Bool("recover", false, "server: listen again after a restart")
 	n := fs.Int("n", 100, "client: requests to make")
 	fs.Parse(os.Args[2:])
 	switch os.Args[1] {
 	case "server":
-		server(*recover)
+		server(*relisten)
 	case "client":
 		client(*n)
 	default:
@@ -37,8 +37,8 @@ func main() {
 	}
 }
 
-func server(recover bool) {
-	if sim.Incarnation() > 1 && !recover {
+func server(relisten bool) {
+	if sim.Incarnation() > 1 && !relisten {
 		// The bug: recovery never gets to the listen.
 		fmt.Println("recovering")
 		for {
