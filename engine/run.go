@@ -31,6 +31,7 @@ type Sim struct {
 	// unsafeHostClock: see PrepareOptions.UnsafeHostClock.
 	unsafeHostClock bool
 	nodeIPs         map[string]string // fake IP -> node name, as the net overlay assigns them
+	coverMetas      coverMetaCache    // coverage meta-data files written by this process
 	// Timings of preparation, for benchmarks.
 	BuildTime, CompileTime time.Duration
 }
