@@ -31,9 +31,9 @@ func (s *CoverageSum) Add(c *Coverage) {
 	}
 }
 
-// Coverage is the sum so far; nil when nothing was added.
+// Coverage is the sum so far; nil when nothing was added (or s is nil).
 func (s *CoverageSum) Coverage() *Coverage {
-	if !s.added {
+	if s == nil || !s.added {
 		return nil
 	}
 	return s.acc.coverage()
