@@ -29,7 +29,7 @@ type SweepSummary struct {
 	Results          string                   `json:"results_file,omitempty"`
 	// Coverage of the system under test over the sweep (config "coverage").
 	Coverage *CoverageSummary `json:"coverage,omitempty"`
-	WallSec          float64                  `json:"wall_seconds"`
+	WallSec  float64          `json:"wall_seconds"`
 }
 
 // SignatureGroup is one distinct failure of a sweep: the seeds that hit it, and the
