@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunCover: `run -cover DIR` over worker processes writes Go's coverage data, which
+// go tool covdata reads, merged across the sweep; the summary has the per-package
+// percentages and the unreached functions; -check stays identical with coverage on;
+// and the same sweep in this process writes byte-identical files.
+func TestRunCover(t *testing.T) {
+	t.Parallel()
+	cfg := filepath.Join(testdata, "cover", "seedfall.json")
+	workers := t.TempDir()
+	code, stdout, stderr := runCLI(t, "run", "-c", cfg, "-seeds", "1-6", "-workers", "2", "-check", "-cover", workers, "-json", "-q")
+	if code != exitPass {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var sum struct {
+		Checked  bool `json:"checked"`
+		Diverged int  `json:"diverged"`
+		Coverage struct {
+			Packages []struct {
+				Path    string  `json:"path"`
+				Percent float64 `json:"percent"`
+			} `json:"packages"`
+			Unreached []struct {
+				Func string `json:"func"`
+			} `json:"unreached_funcs"`
+		} `json:"coverage"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if !sum.Checked || sum.Diverged != 0 {
+		t.Errorf("-check with coverage: checked %v, %d diverged", sum.Checked, sum.Diverged)
+	}
+	if len(sum.Coverage.Packages) != 2 || !strings.HasSuffix(sum.Coverage.Packages[1].Path, "cover/server") ||
+		sum.Coverage.Packages[1].Percent <= 0 || sum.Coverage.Packages[1].Percent >= 100 {
+		t.Errorf("coverage packages %+v", sum.Coverage.Packages)
+	}
+	if len(sum.Coverage.Unreached) != 1 || sum.Coverage.Unreached[0].Func != "neverCalled" {
+		t.Errorf("unreached functions %+v, want neverCalled only", sum.Coverage.Unreached)
+	}
+	out, err := exec.Command("go", "tool", "covdata", "percent", "-i", workers).CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("cover/server\t\tcoverage: ")) {
+		t.Errorf("go tool covdata percent: %v\n%s", err, out)
+	}
+
+	inproc := t.TempDir()
+	code, stdout, stderr = runCLI(t, "run", "-c", cfg, "-seeds", "1-6", "-inproc", "-cover", inproc, "-q")
+	if code != exitPass || !strings.Contains(stdout, "1 function no seed reached") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	a, _ := filepath.Glob(filepath.Join(workers, "cov*"))
+	b, _ := filepath.Glob(filepath.Join(inproc, "cov*"))
+	if len(a) != 4 || len(b) != len(a) {
+		t.Fatalf("files %v and %v, want a meta-data and a counter file per binary", a, b)
+	}
+	for i := range a {
+		x, _ := os.ReadFile(a[i])
+		y, _ := os.ReadFile(b[i])
+		if filepath.Base(a[i]) != filepath.Base(b[i]) || !bytes.Equal(x, y) {
+			t.Errorf("%s differs between worker processes and in-process", filepath.Base(a[i]))
+		}
+	}
+
+	// -cover needs the config field.
+	code, _, stderr = runCLI(t, "run", "-c", filepath.Join(testdata, "hello", "seedfall.json"), "-seeds", "1", "-cover", t.TempDir(), "-q")
+	if code != exitUsage || !strings.Contains(stderr, `"coverage" field`) {
+		t.Errorf("-cover without the field: exit %d, stderr %q", code, stderr)
+	}
+}
