@@ -77,3 +77,37 @@ func TestRunCover(t *testing.T) {
 		t.Errorf("-cover without the field: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestReportCover: a results file of a sweep with coverage keeps each seed's coverage,
+// and the HTML report rendered from it lists the functions no seed reached.
+func TestReportCover(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	results := filepath.Join(dir, "results.jsonl")
+	code, stdout, stderr := runCLI(t, "run", "-c", filepath.Join(testdata, "cover", "seedfall.json"), "-seeds", "1-3", "-workers", "2", "-q", "-out", results)
+	if code != exitPass {
+		t.Fatalf("sweep: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	_, rs := readResults(t, results)
+	for _, r := range rs {
+		if _, ok := r["coverage"]; !ok {
+			t.Fatalf("seed %v: no coverage in the results file", r["seed"])
+		}
+	}
+	out := filepath.Join(dir, "report")
+	if code, stdout, stderr = runCLI(t, "report", "-in", results, "-out", out); code != exitPass {
+		t.Fatalf("report: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	html, err := os.ReadFile(filepath.Join(out, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Functions no seed reached (1)", `<td class="mono">neverCalled</td>`, "cover/server"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	if strings.Contains(string(html), `<td class="mono">recoverFromMarker</td>`) {
+		t.Errorf("report.html lists recoverFromMarker, which ran after a crash, as unreached")
+	}
+}
