@@ -21,6 +21,10 @@ type CoverageConfig struct {
 	// Packages are go build -coverpkg patterns, resolved in the config's directory
 	// ("./...", "github.com/tidwall/wal/...").
 	Packages []string `json:"packages"`
+
+	mu        sync.Mutex
+	builds    int            // nodes built
+	unmatched map[string]int // pattern -> builds that found no package for it
 }
 
 func (c *CoverageConfig) validate() error {
@@ -35,6 +39,42 @@ func (c *CoverageConfig) validate() error {
 			return fmt.Errorf("field coverage.packages[%d]: %q is not one package pattern (no commas or spaces; one pattern per entry)", i, p)
 		case strings.HasPrefix(p, "-"):
 			return fmt.Errorf("field coverage.packages[%d]: %q is not a package pattern", i, p)
+		}
+	}
+	return nil
+}
+
+// unmatchedWarning is how go build says that a -coverpkg pattern matched none of the
+// packages it built.
+const unmatchedWarning = "warning: no packages being built depend on matches for pattern "
+
+// noteUnmatched records the patterns that the build of a node reported as matching
+// none of its packages, and returns how many there were.
+func (c *CoverageConfig) noteUnmatched(output string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.unmatched == nil {
+		c.unmatched = map[string]int{}
+	}
+	c.builds++
+	n := 0
+	for _, l := range strings.Split(output, "\n") {
+		if p, ok := strings.CutPrefix(strings.TrimSpace(l), unmatchedWarning); ok {
+			c.unmatched[strings.TrimSpace(p)]++
+			n++
+		}
+	}
+	return n
+}
+
+// checkMatched fails when a pattern matched no package of any node: a typo, or a
+// module the nodes do not use, which would otherwise show as no coverage at all.
+func (c *CoverageConfig) checkMatched() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, p := range c.Packages {
+		if c.builds > 0 && c.unmatched[p] == c.builds {
+			return fmt.Errorf("field coverage.packages[%d]: %q matches no package that a node builds", i, p)
 		}
 	}
 	return nil

@@ -224,3 +224,41 @@ func TestCoverageConfigErrors(t *testing.T) {
 		t.Errorf("good coverage field: %v %+v", err, cfg)
 	}
 }
+
+// TestCoveragePatternMatchesNothing: a coverage pattern that matches no package of any
+// node is an error naming it, not a sweep without coverage; one that matches the
+// packages of some nodes only is fine.
+func TestCoveragePatternMatchesNothing(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join("testdata", "cover"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		pkgs, want string
+	}{
+		{`["./...", "github.com/no/such/module/..."]`, `coverage.packages[1]: "github.com/no/such/module/..." matches no package`},
+		{`["./server"]`, ""},
+	} {
+		cfg, err := engine.ParseConfig([]byte(`{"nodes": [{"name": "server", "pkg": "./server"}], "workload": {"name": "client", "pkg": "./client"},
+			"coverage": {"packages": ` + c.pkgs + `}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Dir, cfg.Path = dir, filepath.Join(dir, "inline.json")
+		s, err := engine.Prepare(context.Background(), cfg, engine.PrepareOptions{})
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", c.pkgs, err)
+			} else {
+				s.Close()
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.pkgs, err, c.want)
+		}
+		if s != nil {
+			s.Close()
+		}
+	}
+}

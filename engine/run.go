@@ -90,6 +90,11 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 			s.wasmPaths = append(s.wasmPaths, p)
 		}
 	}
+	if cfg.Coverage != nil && opt.Wasm == nil {
+		if err := cfg.Coverage.checkMatched(); err != nil {
+			return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+		}
+	}
 	s.BuildTime = time.Since(t0)
 	t1 := time.Now()
 	cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(CacheDir(), "wazero"))
