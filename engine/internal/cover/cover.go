@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 //go:embed files/hooks_seedfall.go.txt
@@ -111,29 +110,5 @@ func GranName(g uint8) string {
 	return "<invalid>"
 }
 
-// ParseMode reads a counter mode's name.
-func ParseMode(s string) (uint8, bool) {
-	for m := uint8(ModeSet); m <= ModeAtomic; m++ {
-		if ModeName(m) == s {
-			return m, true
-		}
-	}
-	return 0, false
-}
-
 // hexHash renders a hash as the file names carry it.
 func hexHash(h [16]byte) string { return fmt.Sprintf("%x", h[:]) }
-
-// ParseHash reads a hash as hexHash renders it.
-func ParseHash(s string) ([16]byte, error) {
-	var h [16]byte
-	if len(s) != 32 || strings.Trim(s, "0123456789abcdef") != "" {
-		return h, fmt.Errorf("%q is not a coverage meta-data hash", s)
-	}
-	for i := range h {
-		var b byte
-		fmt.Sscanf(s[2*i:2*i+2], "%02x", &b)
-		h[i] = b
-	}
-	return h, nil
-}
