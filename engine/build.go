@@ -88,7 +88,7 @@ func buildNode(ctx context.Context, cfg *Config, n NodeConfig) (string, error) {
 		args = append(args, "-tags", strings.Join(n.Tags, ","))
 	}
 	if cfg.Coverage != nil {
-		args = append(args, cfg.Coverage.buildFlags()...)
+		args = append(args, cfg.Coverage.buildFlags(pkg)...)
 	}
 	needOverlay := n.NetOverlay || len(n.Patches) > 0 || cfg.Coverage != nil
 	if needOverlay {
@@ -127,11 +127,9 @@ func buildNode(ctx context.Context, cfg *Config, n NodeConfig) (string, error) {
 		}
 	}
 	if cfg.Coverage != nil {
-		// A node that none of the patterns reaches is built without instrumentation.
-		if cfg.Coverage.noteUnmatched(out.String()) < len(cfg.Coverage.Packages) {
-			if err := verifyCoverageBuild(data); err != nil {
-				return "", fmt.Errorf("build node %q with coverage: %w", n.Name, err)
-			}
+		cfg.Coverage.noteUnmatched(out.String())
+		if err := verifyCoverageBuild(data); err != nil {
+			return "", fmt.Errorf("build node %q with coverage: %w", n.Name, err)
 		}
 	}
 	sum := sha256.Sum256(data)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -49,22 +50,19 @@ func (c *CoverageConfig) validate() error {
 const unmatchedWarning = "warning: no packages being built depend on matches for pattern "
 
 // noteUnmatched records the patterns that the build of a node reported as matching
-// none of its packages, and returns how many there were.
-func (c *CoverageConfig) noteUnmatched(output string) int {
+// none of its packages.
+func (c *CoverageConfig) noteUnmatched(output string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.unmatched == nil {
 		c.unmatched = map[string]int{}
 	}
 	c.builds++
-	n := 0
 	for _, l := range strings.Split(output, "\n") {
 		if p, ok := strings.CutPrefix(strings.TrimSpace(l), unmatchedWarning); ok {
 			c.unmatched[strings.TrimSpace(p)]++
-			n++
 		}
 	}
-	return n
 }
 
 // checkMatched fails when a pattern matched no package of any node: a typo, or a
@@ -80,9 +78,15 @@ func (c *CoverageConfig) checkMatched() error {
 	return nil
 }
 
-// buildFlags are the go build flags of a node built with coverage.
-func (c *CoverageConfig) buildFlags() []string {
-	return []string{"-cover", "-covermode=count", "-coverpkg=" + strings.Join(c.Packages, ",")}
+// buildFlags are the go build flags of a node built with coverage. The node's main
+// package is always instrumented too: the compiler calls the coverage hook that
+// registers the counters from the main package's init only when it instruments it.
+func (c *CoverageConfig) buildFlags(mainPkg string) []string {
+	pats := append([]string(nil), c.Packages...)
+	if !slices.Contains(pats, mainPkg) {
+		pats = append(pats, mainPkg)
+	}
+	return []string{"-cover", "-covermode=count", "-coverpkg=" + strings.Join(pats, ",")}
 }
 
 // Coverage is the coverage of the system under test in one run (or, merged, in many):
@@ -228,6 +232,12 @@ func (a *coverAcc) coverage() *Coverage {
 	return c
 }
 
+// Go's pseudo counter modes of packages that only register (internal/coverage).
+const (
+	modeRegOnly  = 4
+	modeTestMain = 5
+)
+
 // incCoverage is what an incarnation's guest registered at init (cover_meta,
 // cover_counters): where its coverage meta-data and counters live in linear memory.
 type incCoverage struct {
@@ -272,7 +282,15 @@ func (inc *incarnation) collectCoverage(m api.Memory) {
 	if c == nil || len(c.pkgs) == 0 || m == nil {
 		return
 	}
+	// The binary's mode is its packages' (the main package of a build whose patterns
+	// do not name it registers in the pseudo-mode "regonly", which Go skips too).
 	mode, gran := c.pkgs[0].mode, c.pkgs[0].gran
+	for _, p := range c.pkgs {
+		if p.mode != modeRegOnly && p.mode != modeTestMain {
+			mode, gran = p.mode, p.gran
+			break
+		}
+	}
 	pkgs := make([]cover.Pkg, len(c.pkgs))
 	for i, p := range c.pkgs {
 		pkgs[i] = cover.Pkg{Hash: p.hash, Path: p.path, PkgID: p.pkgID, Mode: p.mode, Gran: p.gran}

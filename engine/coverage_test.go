@@ -238,6 +238,7 @@ func TestCoveragePatternMatchesNothing(t *testing.T) {
 	}{
 		{`["./...", "github.com/no/such/module/..."]`, `coverage.packages[1]: "github.com/no/such/module/..." matches no package`},
 		{`["./server"]`, ""},
+		{`["./lib"]`, ""},
 	} {
 		cfg, err := engine.ParseConfig([]byte(`{"nodes": [{"name": "server", "pkg": "./server"}], "workload": {"name": "client", "pkg": "./client"},
 			"coverage": {"packages": ` + c.pkgs + `}}`))
@@ -249,9 +250,26 @@ func TestCoveragePatternMatchesNothing(t *testing.T) {
 		if c.want == "" {
 			if err != nil {
 				t.Errorf("%s: %v", c.pkgs, err)
-			} else {
-				s.Close()
+				continue
 			}
+			// The named packages are counted even when the pattern does not name the
+			// main package (the hook that registers the counters runs from it).
+			r := s.Run(context.Background(), 1, engine.RunOptions{})
+			rep, err := r.Coverage.Report()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := strings.TrimPrefix(strings.Trim(c.pkgs, `[]"`), ".")
+			found := false
+			for _, p := range rep.Packages {
+				if strings.HasSuffix(p.Path, "/cover"+want) {
+					found = p.Covered > 0
+				}
+			}
+			if !found {
+				t.Errorf("%s: no statement of the package counted: %+v", c.pkgs, rep.Packages)
+			}
+			s.Close()
 			continue
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {

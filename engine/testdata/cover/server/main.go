@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/seedfall/seedfall/engine/testdata/cover/lib"
 )
 
 const marker = "/marker"
@@ -37,7 +39,7 @@ func firstLife() {
 	d, _ := os.Open("/")
 	d.Sync()
 	d.Close()
-	fmt.Println("first life")
+	fmt.Println(lib.Greeting("first life"))
 }
 
 func recoverFromMarker() {
