@@ -484,6 +484,17 @@ func (r *runner) buildData(results []engine.Result, groups []*group, fixed []str
 		Groups:     gs,
 		Properties: aggregateProperties(results),
 	}
+	covs := make([]*engine.Coverage, 0, len(results))
+	for i := range results {
+		covs = append(covs, results[i].Coverage)
+	}
+	if c := engine.MergeCoverage(covs...); c != nil {
+		if rep, err := c.Report(); err != nil {
+			r.printf("seedfall report: coverage: %v", err)
+		} else {
+			d.Coverage = rep
+		}
+	}
 	shown := base.Mutation // the last result, when this run did not mutate
 	blind := blindMutants(base.Mutation, mut)
 	if mut != nil {

@@ -84,6 +84,9 @@ type Config struct {
 	Linearizability *LinConfig `json:"linearizability,omitempty"`
 	// Mutate lists durability mutation operators for `seedfall mutate` (default: all).
 	Mutate []string `json:"mutate,omitempty"`
+	// Coverage, when set, builds the nodes with Go's coverage instrumentation and
+	// collects the counters of every incarnation (Result.Coverage).
+	Coverage *CoverageConfig `json:"coverage,omitempty"`
 
 	// Path is the file the config was read from; Dir is its directory. Packages are
 	// resolved against Dir.
@@ -426,6 +429,9 @@ func (c *Config) validate() error {
 		if !knownMutation(m) {
 			return fmt.Errorf("field mutate[%d]: %q is not a mutation operator (want one of %s)", i, m, strings.Join(MutationNames(), ", "))
 		}
+	}
+	if c.Coverage != nil {
+		return c.Coverage.validate()
 	}
 	return nil
 }

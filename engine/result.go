@@ -89,6 +89,9 @@ type Result struct {
 	// SyncSites are the distinct guest source locations that called fsync or fdatasync
 	// (sorted), for call-site mutants.
 	SyncSites []string `json:"sync_sites,omitempty"`
+	// Coverage is the coverage of the system under test, when the config asks for it
+	// (field "coverage"); nil otherwise. Not part of the run's identity.
+	Coverage *Coverage `json:"coverage,omitempty"`
 	// Stats are counters about the run (not part of its identity).
 	Stats RunStats `json:"stats"`
 	// Provenance, set by the commands that write results files, records the config

@@ -113,6 +113,7 @@ type world struct {
 	wallStart time.Time
 	outDir    string
 	syncSites map[string]bool
+	cov       coverAcc // coverage of the system under test (config "coverage")
 }
 
 // node is one process of the system under test, across its incarnations.
@@ -190,6 +191,7 @@ type incarnation struct {
 	crashRng     *rand.Rand // the stream of the crash during the current disk op
 	failNextSync bool
 	eioFault     *Fault
+	cov          *incCoverage // where the guest's coverage counters are, if built with coverage
 }
 
 func (w *world) schedule(at int64, fn func()) {
@@ -557,6 +559,7 @@ func (inc *incarnation) main() {
 		}
 	}
 	if mod != nil {
+		inc.collectCoverage(mod.Memory())
 		mod.Close(context.Background())
 	}
 	inc.finish(code, msg)
@@ -810,6 +813,9 @@ func (w *world) result() *Result {
 	r.TraceHash = hex.EncodeToString(sum[:16])
 	if w.opt.keepTrace {
 		r.Trace = w.trace
+	}
+	if w.cfg.Coverage != nil {
+		r.Coverage = w.cov.coverage()
 	}
 	r.Stats.WallNS = int64(time.Since(w.wallStart))
 	return r

@@ -52,7 +52,9 @@ type RunOutput struct {
 	Signatures       []SignatureGroup         `json:"signatures" jsonschema:"distinct failures, by lowest seed"`
 	Properties       []engine.PropertySummary `json:"properties" jsonschema:"the workload's properties aggregated over the seeds"`
 	PropertyFailures []string                 `json:"property_failures,omitempty" jsonschema:"sweep-level property failures (a sometimes property never true, a reachable one never reached)"`
-	WallSeconds      float64                  `json:"wall_seconds"`
+	// Coverage is set when the config has a "coverage" field.
+	Coverage    *cli.CoverageSummary `json:"coverage,omitempty" jsonschema:"coverage of the system under test over the sweep: per package the statements any seed reached, and the functions no seed entered (config field coverage)"`
+	WallSeconds float64              `json:"wall_seconds"`
 }
 
 // SignatureGroup is one distinct failure of a sweep.
@@ -194,8 +196,12 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 	}
 	defer c.release()
 	start := time.Now()
+	var cov *engine.CoverageSum
+	if c.sim.Config().Coverage != nil {
+		cov = &engine.CoverageSum{}
+	}
 	results, err := cli.Sweep(ctx, cli.SweepSpec{
-		Sim: c.sim, Seeds: seeds, Check: in.Check, Workers: s.workers, Executable: s.exe,
+		Sim: c.sim, Seeds: seeds, Check: in.Check, Workers: s.workers, Executable: s.exe, Coverage: cov,
 		OnProgress: func(done, failed, total int) {
 			c.prog.report(float64(done), float64(total), fmt.Sprintf("%d/%d seeds, %d failed", done, total, failed))
 		},
@@ -211,6 +217,11 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 		Watchdog: sum.Watchdog, Errors: sum.Errors, Checked: sum.Checked, Diverged: sum.Diverged, LinUnknown: sum.LinUnknown,
 		Signatures: []SignatureGroup{}, Properties: sum.Properties, PropertyFailures: sum.PropFails,
 		WallSeconds: time.Since(start).Seconds()}
+	if cv := cov.Coverage(); cv != nil {
+		if out.Coverage, err = cli.SummarizeCoverage(cv); err != nil {
+			return nil, RunOutput{}, fmt.Errorf("sweep %s: coverage: %w", c.cfgArg, err)
+		}
+	}
 	for _, g := range sum.Signatures {
 		out.Signatures = append(out.Signatures, SignatureGroup{
 			Signature: g.Signature, Kind: g.Kind, Reason: g.Reason,
@@ -393,6 +404,11 @@ func runText(o RunOutput) string {
 	}
 	for _, pf := range o.PropertyFailures {
 		fmt.Fprintf(&b, "FAIL property: %s\n", pf)
+	}
+	if o.Coverage != nil {
+		for _, l := range cli.CoverageLines(o.Coverage) {
+			fmt.Fprintf(&b, "%s\n", l)
+		}
 	}
 	if o.Checked {
 		if o.Diverged == 0 {

@@ -123,6 +123,9 @@ type Data struct {
 	Groups     []Group
 	Properties []Property
 	Mutants    []Mutant
+	// Coverage is the coverage of the system under test over the sweep (config
+	// "coverage"), with the functions no seed reached; nil without coverage.
+	Coverage *engine.CoverageReport
 }
 
 // CommentLimit is the largest body GitHub accepts for an issue or pull-request
