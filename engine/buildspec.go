@@ -14,5 +14,19 @@ func buildSpec(cfg *Config, n NodeConfig) build.Spec {
 	return build.Spec{
 		Dir: cfg.Dir, ConfigPath: cfg.Path,
 		Name: n.Name, Pkg: n.Pkg, Tags: n.Tags, NetOverlay: n.NetOverlay, Patches: n.Patches,
+		Coverage: coverHook(cfg.Coverage),
 	}
 }
+
+// coverHook is the config's coverage settings as a build.Coverage; nil without.
+func coverHook(c *CoverageConfig) build.Coverage {
+	if c == nil {
+		return nil
+	}
+	return coverageHook{c}
+}
+
+type coverageHook struct{ c *CoverageConfig }
+
+func (h coverageHook) Flags(pkg string) []string { return h.c.buildFlags(pkg) }
+func (h coverageHook) Output(out string)         { h.c.noteUnmatched(out) }

@@ -87,6 +87,7 @@ func (inc *incarnation) main() {
 		}
 	}
 	if mod != nil {
+		inc.collectCoverage(mod.Memory())
 		mod.Close(context.Background())
 	}
 	inc.finish(code, msg)

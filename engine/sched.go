@@ -58,6 +58,7 @@ func (w *world) run(ctx context.Context) *Result {
 	w.wallStart = time.Now()
 	horizon := int64(w.cfg.Horizon)
 	w.installPlan()
+	w.scheduleQuiet()
 	for _, n := range w.nodes {
 		w.start(n)
 	}
@@ -110,6 +111,7 @@ func (w *world) run(ctx context.Context) *Result {
 				w.tracef("world", "horizon reached")
 			}
 			w.failStopAtHorizon()
+			w.livenessAtHorizon()
 			break
 		}
 		w.now = at
@@ -257,4 +259,5 @@ func (w *world) reseed() {
 	fresh := generatePlan(w.cfg, fs, w.now, w.nodes).Faults
 	w.planned = append(keep, fresh...)
 	w.rescheduleFaults(fresh)
+	w.scheduleQuiet()
 }

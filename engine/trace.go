@@ -78,6 +78,9 @@ func (w *world) result() *Result {
 	if w.opt.keepTrace {
 		r.Trace = w.trace
 	}
+	if w.cfg.Coverage != nil {
+		r.Coverage = w.cov.coverage()
+	}
 	r.Stats.WallNS = int64(time.Since(w.wallStart))
 	return r
 }

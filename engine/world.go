@@ -64,6 +64,8 @@ type world struct {
 	done        bool
 	stats       RunStats
 	watchdogHit bool
+	// quietGen numbers the quiet-period checks: a check of an older generation is stale.
+	quietGen int
 	// steps counts the world loop's iterations (events fired, switches), for the
 	// watchdog's monitor; stuck says what it found when it closed stuckCh.
 	steps     atomic.Int64
@@ -72,6 +74,7 @@ type world struct {
 	wallStart time.Time
 	outDir    string
 	syncSites map[string]bool
+	cov       coverAcc // coverage of the system under test (config "coverage")
 }
 
 // node is one process of the system under test, across its incarnations.
@@ -149,6 +152,7 @@ type incarnation struct {
 	crashRng     *rand.Rand // the stream of the crash during the current disk op
 	failNextSync bool
 	eioFault     *Fault
+	cov          *incCoverage // where the guest's coverage counters are, if built with coverage
 }
 
 // Now, Schedule, Tracef and NetRand make the world the network's netsim.World.

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/seedfall/seedfall/engine/internal/cover"
 	"github.com/seedfall/seedfall/engine/internal/overlay"
 )
 
@@ -85,6 +86,31 @@ type Spec struct {
 	Tags       []string
 	NetOverlay bool
 	Patches    []string // unified diffs, relative to Dir
+	// Coverage, when set, builds the node with coverage instrumentation (the
+	// config's "coverage"): its flags, and the hook file of internal/cover in the
+	// overlay.
+	Coverage Coverage
+}
+
+// Coverage is what a coverage build needs of the config's coverage settings.
+type Coverage interface {
+	// Flags are the go build flags that instrument the build of main package pkg.
+	Flags(pkg string) []string
+	// Output sees the go command's output (which names patterns that matched nothing).
+	Output(out string)
+}
+
+// verifyCoverageBuild checks that a module built with coverage got the overlay.
+func verifyCoverageBuild(wasm []byte) error {
+	ims, err := overlay.Imports(wasm)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(ims))
+	for i, im := range ims {
+		names[i] = im.String()
+	}
+	return cover.VerifyBuild(names)
 }
 
 // Node compiles one node's package to a wasip1 module and returns its path in the
@@ -109,7 +135,10 @@ func Node(ctx context.Context, n Spec) (string, error) {
 	if len(n.Tags) > 0 {
 		args = append(args, "-tags", strings.Join(n.Tags, ","))
 	}
-	needOverlay := n.NetOverlay || len(n.Patches) > 0
+	if n.Coverage != nil {
+		args = append(args, n.Coverage.Flags(pkg)...)
+	}
+	needOverlay := n.NetOverlay || len(n.Patches) > 0 || n.Coverage != nil
 	if needOverlay {
 		ov, modfile, err := writeOverlay(n)
 		if err != nil {
@@ -143,6 +172,12 @@ func Node(ctx context.Context, n Spec) (string, error) {
 	if n.NetOverlay {
 		if err := overlay.VerifyImports(data); err != nil {
 			return "", fmt.Errorf("build node %q with net_overlay: %w", n.Name, err)
+		}
+	}
+	if n.Coverage != nil {
+		n.Coverage.Output(out.String())
+		if err := verifyCoverageBuild(data); err != nil {
+			return "", fmt.Errorf("build node %q with coverage: %w", n.Name, err)
 		}
 	}
 	sum := sha256.Sum256(data)
@@ -185,6 +220,13 @@ func writeOverlay(n Spec) (ovPath, modfile string, err error) {
 		for k, v := range ov.Replace {
 			replace[k] = v
 		}
+	}
+	if n.Coverage != nil {
+		orig, repl, err := cover.WriteOverlayFile(filepath.Join(dir, "cover"), root)
+		if err != nil {
+			return "", "", err
+		}
+		replace[orig] = repl
 	}
 	modcache := ""
 	mods := map[string]*patchedModule{}

@@ -104,6 +104,13 @@ type Proc interface {
 	OpCall(client int, input []byte) int
 	OpPending(id int) bool
 	OpReturn(id int, output []byte)
+
+	// CoverMeta and CoverCounters record what a guest built with coverage registers at
+	// init: each instrumented package's meta-data (its blob's place in linear memory,
+	// hash, path, ID, counter mode and granularity) and each counter array. The engine
+	// reads the counters when the incarnation stops; they never reach the trace.
+	CoverMeta(blob, blobLen uint32, hash [16]byte, path string, pkgID int32, mode, gran uint8)
+	CoverCounters(addr, n uint32)
 }
 
 // DiskOp is one numbered mutating or syncing disk operation of an incarnation.

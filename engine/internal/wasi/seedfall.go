@@ -2,6 +2,8 @@ package wasi
 
 import (
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/seedfall/seedfall/engine/internal/cover"
 )
 
 // seedfallFuncs is the seedfall host module: what WASI lacks (see docs/ABI.md).
@@ -15,7 +17,24 @@ func seedfallFuncs() []wasiFunc {
 		{name: "op_call", params: params(i32, i32, i32, i32), fn: opCall},
 		{name: "op_return", params: params(i32, i32, i32), fn: opReturn},
 		{name: "test_host_clock", params: params(i32), fn: testHostClock},
+		{name: cover.ImportMeta, params: params(i32, i32, i32, i32, i32, i32, i32, i32), fn: coverMeta, noRet: true},
+		{name: cover.ImportCounters, params: params(i32, i32), fn: coverCounters, noRet: true},
 	}
+}
+
+// coverMeta is called by the guest's coverage InitHook once per instrumented package.
+func coverMeta(h *Process, m api.Memory, s []uint64) uint32 {
+	var hash [16]byte
+	copy(hash[:], readBytes(m, u32(s, 2), 16))
+	h.p.CoverMeta(u32(s, 0), u32(s, 1), hash, readString(m, u32(s, 3), u32(s, 4)),
+		int32(u32(s, 5)), uint8(u32(s, 6)), uint8(u32(s, 7)))
+	return 0
+}
+
+// coverCounters is called by the guest's coverage InitHook once per counter array.
+func coverCounters(h *Process, m api.Memory, s []uint64) uint32 {
+	h.p.CoverCounters(u32(s, 0), u32(s, 1))
+	return 0
 }
 
 // testHostClock is a deliberate hole in determinism, for testing -check: with
