@@ -16,6 +16,7 @@
 //	lifecycle.go   an incarnation's life: start, the goroutine that runs the guest,
 //	               exit, kill, shutdown
 //	failstop.go    fail-stop nodes: restart after their own exit, the restart budget
+//	liveness.go    a workload that never finishes: the quiet period, the horizon
 //	trace.go       the trace, its hash, the first failure, the Result
 //	host.go        the incarnation's side of the WASI host's contract (wasi.Proc) and of
 //	               the network's (netsim.Owner); the guest's output
@@ -23,6 +24,7 @@
 //	               fsync EIO), the rest of wasi.Proc
 //	plan.go, fault.go, diskfault.go, mutation.go   fault plans, faults, mutations
 //	config.go      the config file
+//	coverage.go, coverage_output.go   coverage of the system under test, its files
 //	run.go         Prepare, Sim, Run
 //	sweep.go, seeds.go, worker.go, runner.go       sweeps, seed specs, worker processes
 //	debug_shrink.go, debug_cause.go, debug_diverge.go
@@ -43,6 +45,7 @@
 //	internal/overlay  seedfall's replacement of the net package, for net_overlay
 //	internal/goloc    guest source locations from the wasm's pclntab
 //	internal/lin      the linearizability checker
+//	internal/cover    coverage: the guest-side hook file, Go's coverage file formats
 //
 // The engine may not be imported by those packages, and nothing in it may read the
 // host clock, draw from a global random source, or iterate a map unsorted where that
