@@ -16,6 +16,10 @@
 // counter file (covcounters.<hash>.<pid>.<time>) and the package meta-data blobs inside
 // the former. It is written from the format's description in the Go distribution
 // (internal/coverage/defs.go), not from its code.
+//
+// It owns the hook file and the formats; it may not read a guest's memory or run
+// anything (the engine reads the counters and hands them over), and nothing it computes
+// reaches a run's trace.
 package cover
 
 import (
