@@ -12,7 +12,8 @@
 //	world.go       the world, node and incarnation types; newWorld
 //	sched.go       the event queue, the run loop, the token passed between incarnations
 //	               (park, yieldNow, advance), the re-randomized future of cause
-//	watchdog.go    the wall-clock monitor of a guest that never yields
+//	watchdog.go    the monitor of a guest that never yields (wall-clock and CPU time,
+//	               cputime_*.go)
 //	lifecycle.go   an incarnation's life: start, the goroutine that runs the guest,
 //	               exit, kill, shutdown
 //	failstop.go    fail-stop nodes: restart after their own exit, the restart budget

@@ -86,7 +86,7 @@ func (w *world) run(ctx context.Context) *Result {
 		if inc := w.pickRunnable(); inc != nil {
 			if !w.switchTo(inc, wallDeadline) {
 				w.verdict = VerdictWatchdog
-				reason := fmt.Sprintf("%s ran for more than the wall-clock budget %s without yielding (a loop without host calls?)", inc.label, w.opt.wallBudget)
+				reason := fmt.Sprintf("%s ran for more than the watchdog budget %s (wall-clock and CPU time) without yielding (a loop without host calls?)", inc.label, w.opt.wallBudget)
 				if w.stuck == stuckSlow {
 					reason = fmt.Sprintf("the run took more than %s of wall-clock time (%d× the watchdog) while still making progress: the machine is slow or the horizon long (raise \"watchdog\")", runCapFactor*w.opt.wallBudget, runCapFactor)
 				}
