@@ -120,7 +120,8 @@ type node struct {
 	cfg      NodeConfig
 	workload bool
 	module   wazero.CompiledModule
-	loc      *goloc.Table // nil: no source locations
+	alloc    experimental.MemoryAllocator // the module's guest memories; nil: wazero's
+	loc      *goloc.Table                 // nil: no source locations
 	disk     *disk.FS
 	inc      *incarnation // current incarnation, nil while down
 	lives    int          // incarnations started so far
@@ -241,7 +242,7 @@ func newWorld(s *Sim, seed uint64, opt runOptions) *world {
 	for i, nc := range s.cfg.AllNodes() {
 		n := &node{
 			idx: i, name: nc.Name, cfg: nc, workload: i == len(s.cfg.Nodes),
-			module: s.modules[i], loc: s.locs[i],
+			module: s.modules[i], alloc: s.allocs[i], loc: s.locs[i],
 		}
 		n.disk = disk.New(disk.Options{
 			StrictDirs:      s.cfg.StrictDirs,
@@ -530,7 +531,7 @@ func (inc *incarnation) main() {
 		return
 	}
 	ctx := context.WithValue(context.Background(), incKey{}, inc)
-	if alloc := memoryAllocator(); alloc != nil {
+	if alloc := inc.node.alloc; alloc != nil {
 		ctx = experimental.WithMemoryAllocator(ctx, alloc)
 	}
 	mod, err := w.sim.rt.InstantiateModule(ctx, inc.node.module, wazero.NewModuleConfig().WithName("").WithStartFunctions())
