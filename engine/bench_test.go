@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 
@@ -154,4 +155,29 @@ func failingSeed(b *testing.B, s *Sim) uint64 {
 	}
 	b.Fatal("no failing seed in 1-499")
 	return 0
+}
+
+// BenchmarkKvlogRunProfiled is BenchmarkKvlogRun with the guest profiler on: its cost
+// over BenchmarkKvlogRun is the profiler's. With SEEDFALL_BENCH_PROFILE=file it writes
+// the profile of all b.N runs there (for go tool pprof).
+func BenchmarkKvlogRunProfiled(b *testing.B) {
+	s := benchSim(b, fixedKvlog)
+	p := NewProfiler(s)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if r := s.Run(context.Background(), uint64(i+1), RunOptions{Profile: p}); r.Verdict != VerdictPass {
+			b.Fatalf("seed %d: %s", i+1, r)
+		}
+	}
+	b.StopTimer()
+	if path := os.Getenv("SEEDFALL_BENCH_PROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := p.WriteTo(f); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -175,6 +175,9 @@ type RunOptions struct {
 	FutureSeed uint64
 	// OutDir receives files a run writes (Porcupine visualizations).
 	OutDir string
+	// Profile, when set, collects a CPU profile of the run (profile.go). It reads the
+	// host clock, but only for the profile: the run and its trace are the same without.
+	Profile *Profiler
 }
 
 // Run runs one seed.
@@ -186,17 +189,18 @@ func (s *Sim) Run(ctx context.Context, seed uint64, opt RunOptions) *Result {
 		plan: opt.Plan, keepTrace: opt.Trace || opt.Check, mutation: opt.Mutation,
 		reseedAt: opt.ReseedAt, futureSeed: opt.FutureSeed,
 		wallBudget: time.Duration(s.cfg.Watchdog), traceHook: opt.TraceHook,
+		prof: opt.Profile,
 	}
 	w := newWorld(s, seed, ro)
 	w.outDir = opt.OutDir
-	r := w.run(ctx)
+	r := w.runProfiled(ctx)
 	if !opt.Check || r.Verdict == VerdictWatchdog {
 		return r
 	}
 	ro.traceHook = nil
 	w2 := newWorld(s, seed, ro)
 	w2.outDir = opt.OutDir
-	r2 := w2.run(ctx)
+	r2 := w2.runProfiled(ctx)
 	r.Checked = true
 	r.Divergence = diverge(r.Trace, r2.Trace)
 	if r.Divergence == nil && r.TraceHash != r2.TraceHash {

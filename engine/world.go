@@ -66,6 +66,7 @@ type runOptions struct {
 	futureSeed uint64
 	wallBudget time.Duration
 	traceHook  func(line string) // replay streaming
+	prof       *Profiler         // nil: no profile (profile.go)
 }
 
 // world is one simulated run: nodes, virtual clock, event queue, disks, network.
@@ -534,9 +535,16 @@ func (inc *incarnation) main() {
 	if alloc := inc.node.alloc; alloc != nil {
 		ctx = experimental.WithMemoryAllocator(ctx, alloc)
 	}
+	prof := w.opt.prof
+	if prof != nil {
+		prof.instantiating(inc)
+	}
 	mod, err := w.sim.rt.InstantiateModule(ctx, inc.node.module, wazero.NewModuleConfig().WithName("").WithStartFunctions())
 	if err == nil {
 		inc.mod = mod
+		if prof != nil {
+			prof.running(inc)
+		}
 		start := mod.ExportedFunction("_start")
 		if start == nil {
 			err = fmt.Errorf("module has no _start")
@@ -551,6 +559,9 @@ func (inc *incarnation) main() {
 		} else {
 			code, msg = 2, err.Error()
 		}
+	}
+	if prof != nil {
+		prof.exited(inc)
 	}
 	if mod != nil {
 		mod.Close(context.Background())
@@ -570,8 +581,15 @@ func (inc *incarnation) finish(code uint32, msg string) {
 // park gives the token back to the scheduler and waits to be resumed. A host function
 // calls it with inc.state already set (runnable or blocked).
 func (inc *incarnation) park() {
+	prof := inc.w.opt.prof
+	if prof != nil {
+		prof.park(inc)
+	}
 	inc.w.yield <- struct{}{}
 	<-inc.resume
+	if prof != nil {
+		prof.resume(inc)
+	}
 	if inc.killed {
 		panic(sys.NewExitError(exitCrashed))
 	}
