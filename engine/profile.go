@@ -23,7 +23,8 @@ import (
 //     profiler that only samples at host calls;
 //   - host time inside a host function, minus the time it was parked while other nodes
 //     ran, is charged to a "[host] fd_write" frame on top of the guest stack that called;
-//   - "[host] instantiate" is creating the incarnation's module instance;
+//   - "[host] instantiate" is creating the incarnation's module instance, "[host] close"
+//     closing it when it exits (its memory goes back to the pool);
 //   - "[seedfall] world" is the scheduler: events, faults, network delivery, traces.
 //
 // Every stack has its node ("[node] server") as the root frame. The host clock is read
@@ -50,6 +51,7 @@ const (
 	profGuestPending // the guest runs; its stack is known at its next host call
 	profGuest
 	profHost
+	profClose
 )
 
 type profState struct {
@@ -167,7 +169,7 @@ func (p *Profiler) resume(inc *incarnation) {
 	p.charge(time.Now(), st)
 }
 
-// exited: inc's guest returned from _start or was stopped; the world has the token.
+// exited: inc's guest returned from _start or was stopped; its module is closed next.
 func (p *Profiler) exited(inc *incarnation) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -175,6 +177,13 @@ func (p *Profiler) exited(inc *incarnation) {
 	if p.cur.kind == profGuestPending && p.cur.inc == inc {
 		p.cur = profState{kind: profGuest, node: inc.node.idx, stack: -1}
 	}
+	p.charge(time.Now(), profState{kind: profClose, node: inc.node.idx, stack: -1})
+}
+
+// closed: inc's module is closed (its memory back in the pool); the world is next.
+func (p *Profiler) closed() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.charge(time.Now(), p.world())
 }
 

@@ -45,6 +45,8 @@ func (p *Profiler) WriteTo(w io.Writer) (int64, error) {
 			locs = append(locs, e.pseudo("[seedfall] world"))
 		case profInstantiate:
 			locs = append(locs, e.pseudo("[host] instantiate"))
+		case profClose:
+			locs = append(locs, e.pseudo("[host] close"))
 		case profHost:
 			locs = append(locs, e.pseudo("[host] "+k.host))
 		case profGuest:

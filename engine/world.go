@@ -566,6 +566,9 @@ func (inc *incarnation) main() {
 	if mod != nil {
 		mod.Close(context.Background())
 	}
+	if prof != nil {
+		prof.closed()
+	}
 	inc.finish(code, msg)
 	w.yield <- struct{}{}
 }
