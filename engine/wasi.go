@@ -164,6 +164,10 @@ func buildHost(ctx context.Context, rt wazero.Runtime, module string, fns []wasi
 			if inc.killed {
 				panic(sys.NewExitError(exitCrashed))
 			}
+			if p := inc.w.opt.prof; p != nil {
+				p.enter(inc, mod, f.name)
+				defer p.leave(inc)
+			}
 			r := f.fn(inc, mod.Memory(), stack)
 			if !f.noRet {
 				stack[0] = uint64(r)

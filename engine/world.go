@@ -66,6 +66,7 @@ type runOptions struct {
 	futureSeed uint64
 	wallBudget time.Duration
 	traceHook  func(line string) // replay streaming
+	prof       *Profiler         // nil: no profile (profile.go)
 }
 
 // world is one simulated run: nodes, virtual clock, event queue, disks, network.
@@ -123,7 +124,8 @@ type node struct {
 	cfg      NodeConfig
 	workload bool
 	module   wazero.CompiledModule
-	loc      *goloc.Table // nil: no source locations
+	alloc    experimental.MemoryAllocator // the module's guest memories; nil: wazero's
+	loc      *goloc.Table                 // nil: no source locations
 	disk     *disk.FS
 	inc      *incarnation // current incarnation, nil while down
 	lives    int          // incarnations started so far
@@ -245,7 +247,7 @@ func newWorld(s *Sim, seed uint64, opt runOptions) *world {
 	for i, nc := range s.cfg.AllNodes() {
 		n := &node{
 			idx: i, name: nc.Name, cfg: nc, workload: i == len(s.cfg.Nodes),
-			module: s.modules[i], loc: s.locs[i],
+			module: s.modules[i], alloc: s.allocs[i], loc: s.locs[i],
 		}
 		n.disk = disk.New(disk.Options{
 			StrictDirs:      s.cfg.StrictDirs,
@@ -556,12 +558,19 @@ func (inc *incarnation) main() {
 		return
 	}
 	ctx := context.WithValue(context.Background(), incKey{}, inc)
-	if alloc := memoryAllocator(); alloc != nil {
+	if alloc := inc.node.alloc; alloc != nil {
 		ctx = experimental.WithMemoryAllocator(ctx, alloc)
+	}
+	prof := w.opt.prof
+	if prof != nil {
+		prof.instantiating(inc)
 	}
 	mod, err := w.sim.rt.InstantiateModule(ctx, inc.node.module, wazero.NewModuleConfig().WithName("").WithStartFunctions())
 	if err == nil {
 		inc.mod = mod
+		if prof != nil {
+			prof.running(inc)
+		}
 		start := mod.ExportedFunction("_start")
 		if start == nil {
 			err = fmt.Errorf("module has no _start")
@@ -577,9 +586,15 @@ func (inc *incarnation) main() {
 			code, msg = 2, err.Error()
 		}
 	}
+	if prof != nil {
+		prof.exited(inc)
+	}
 	if mod != nil {
 		inc.collectCoverage(mod.Memory())
 		mod.Close(context.Background())
+	}
+	if prof != nil {
+		prof.closed()
 	}
 	inc.finish(code, msg)
 	w.yield <- struct{}{}
@@ -596,8 +611,15 @@ func (inc *incarnation) finish(code uint32, msg string) {
 // park gives the token back to the scheduler and waits to be resumed. A host function
 // calls it with inc.state already set (runnable or blocked).
 func (inc *incarnation) park() {
+	prof := inc.w.opt.prof
+	if prof != nil {
+		prof.park(inc)
+	}
 	inc.w.yield <- struct{}{}
 	<-inc.resume
+	if prof != nil {
+		prof.resume(inc)
+	}
 	if inc.killed {
 		panic(sys.NewExitError(exitCrashed))
 	}
