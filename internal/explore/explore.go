@@ -60,7 +60,7 @@ type State struct {
 	// FirstFailure is the index of the first failing run (0: none yet).
 	FirstFailure int
 	// OpStats counts, per operator, the runs it made and those that reached something new.
-	OpStats map[string]*OpStat
+	OpStats   map[string]*OpStat
 	corpusRun []int // run index of each corpus entry
 }
 
@@ -152,7 +152,7 @@ func derive(rng *rand.Rand, st *State, env *Env, fresh float64) Run {
 	for try := 0; try < 8; try++ {
 		ei := pickEntry(rng, st)
 		e := st.Corpus[ei]
-		op := Ops[rng.IntN(len(Ops))]
+		op := Ops[pickOp(rng, st)]
 		seed, faults, ok := op.Apply(rng, e, env)
 		if !ok {
 			continue
@@ -163,6 +163,30 @@ func derive(rng *rand.Rand, st *State, env *Env, fresh float64) Run {
 		return Run{Seed: seed, Op: op.Name, Parent: st.corpusRun[ei], Plan: &engine.FaultPlan{Seed: seed, Faults: faults}}
 	}
 	return Run{Seed: freshSeed(rng), Op: "fresh"}
+}
+
+// pickOp draws an operator, weighted by its record so far: the share of its runs that
+// reached something new, times its prior (an operator that keeps finding new paths is
+// used more, one that never does still gets a tenth of its prior share).
+func pickOp(rng *rand.Rand, st *State) int {
+	w := make([]float64, len(Ops))
+	total := 0.0
+	for i, op := range Ops {
+		v := 1.0
+		if s := st.OpStats[op.Name]; s != nil {
+			v = float64(1+s.New) / float64(1+s.Runs)
+		}
+		w[i] = op.Prior * max(v, 0.1)
+		total += w[i]
+	}
+	x := rng.Float64() * total
+	for i, v := range w {
+		if x < v {
+			return i
+		}
+		x -= v
+	}
+	return len(w) - 1
 }
 
 // pickEntry draws a corpus entry, weighted by the rarity of what it reached: the sum,

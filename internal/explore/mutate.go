@@ -34,20 +34,24 @@ type Env struct {
 // Op is a mutation operator: it derives a run (seed and plan) from a corpus entry, or
 // reports that it does not apply (a crash to move when the plan has none).
 type Op struct {
-	Name  string
+	Name string
+	// Prior is the operator's weight before it has a record: the crash operators come
+	// first, because crash recovery is where the bugs seedfall finds live.
+	Prior float64
 	Apply func(r *rand.Rand, e *Entry, env *Env) (seed uint64, faults []engine.Fault, ok bool)
 }
 
 // Ops are the operators, in a fixed order (the explorer's draws index into it).
 var Ops = []Op{
-	{"crash-neighbour", crashNeighbour},
-	{"crash-at-op", crashAtOp},
-	{"add-fault", addFault},
-	{"drop-fault", dropFault},
-	{"shift-fault", shiftFault},
-	{"partition", reshapePartition},
-	{"new-future", newFuture},
-	{"reseed", reseed},
+	{"crash-neighbour", 2, crashNeighbour},
+	{"crash-at-op", 3, crashAtOp},
+	{"crash-restarted", 3, crashRestarted},
+	{"add-fault", 1, addFault},
+	{"drop-fault", 1, dropFault},
+	{"shift-fault", 1, shiftFault},
+	{"partition", 1, reshapePartition},
+	{"new-future", 1, newFuture},
+	{"reseed", 1, reseed},
 }
 
 // crashNeighbour moves a crash pinned to a disk op to one of the ops around it (up to
@@ -113,6 +117,38 @@ func crashAtOp(r *rand.Rand, e *Entry, env *Env) (uint64, []engine.Fault, bool) 
 	} else {
 		op = e.Ops[r.IntN(len(e.Ops))]
 	}
+	return e.Seed, crashAt(r, e, env, op), true
+}
+
+// crashRestarted pins a new crash to a disk op of an incarnation that started after a
+// crash: it breaks the recovered state again, where a recovery that repaired the wrong
+// thing shows (a log appended after a torn tail loses what comes after it).
+func crashRestarted(r *rand.Rand, e *Entry, env *Env) (uint64, []engine.Fault, bool) {
+	type life struct {
+		node string
+		inc  int
+	}
+	byLife := map[life][]int{}
+	var lives []life
+	for i, op := range e.Ops {
+		if op.Incarnation < 2 {
+			continue
+		}
+		l := life{op.Node, op.Incarnation}
+		if byLife[l] == nil {
+			lives = append(lives, l)
+		}
+		byLife[l] = append(byLife[l], i)
+	}
+	if len(lives) == 0 {
+		return 0, nil, false
+	}
+	ops := byLife[lives[r.IntN(len(lives))]]
+	return e.Seed, crashAt(r, e, env, e.Ops[ops[r.IntN(len(ops))]]), true
+}
+
+// crashAt adds a crash pinned to op to e's faults.
+func crashAt(r *rand.Rand, e *Entry, env *Env, op DiskOp) []engine.Fault {
 	f := engine.Fault{AtNS: op.AtNS, Kind: engine.FaultCrash, Node: op.Node, DiskOp: op.N,
 		Incarnation: op.Incarnation, RestartNS: restartDelay(r, env)}
 	// The parent's faults after the new crash may no longer make sense for the run it
@@ -126,7 +162,7 @@ func crashAtOp(r *rand.Rand, e *Entry, env *Env) (uint64, []engine.Fault, bool) 
 		}
 		fs = append(fs, g)
 	}
-	return e.Seed, engine.RenumberFaults(insert(fs, f)), true
+	return engine.RenumberFaults(insert(fs, f))
 }
 
 // addFault adds one fault drawn from the config's rates at a random time of the run.
