@@ -74,7 +74,9 @@ func TestCrashNeighbour(t *testing.T) {
 func TestCrashAtOpPrefersUnbrokenPaths(t *testing.T) {
 	// Writes were already interrupted; mkdir never was. It is one op of five: drawn
 	// uniformly it would come up a fifth of the time.
-	env := &Env{Seen: func(f string) bool { return f == "crash during write /data/kv.log a.go:2" || f == "crash during fsync /data/kv.log a.go:3" }}
+	env := &Env{Seen: func(f string) bool {
+		return f == "crash during write /data/kv.log a.go:2" || f == "crash during fsync /data/kv.log a.go:3"
+	}}
 	mkdir := 0
 	const n = 400
 	for i := range n {
