@@ -102,6 +102,11 @@ func Analyze(r *engine.Result) Analysis {
 				if c[5] != "" {
 					torn = " (" + digits.ReplaceAllString(c[5], "N") + ")"
 				}
+				// A write's crash feature carries its outcome, how much of it landed; no
+				// other op has one. So "crash during <class>", which crash-at-op asks
+				// about, is seen once for a rename or an fsync but never for a write:
+				// each crash in a write draws anew where it tears, and crash-at-op keeps
+				// preferring writes as it prefers classes no crash has interrupted.
 				add("crash during " + class + torn)
 				lastCrash[name] = "mid-op " + c[2] + torn
 			} else if c := crashIdle.FindStringSubmatch(what); c != nil {

@@ -78,8 +78,10 @@ func crashNeighbour(r *rand.Rand, e *Entry, env *Env) (uint64, []engine.Fault, b
 }
 
 // crashAtOp pins a new crash to one of the run's disk ops, preferring ops of a class
-// (kind, path pattern, call site) no crash has interrupted yet in this exploration: the
-// operator that steers crashes into the I/O paths the sweep has not broken.
+// (kind, path pattern, call site) no crash has interrupted yet in this exploration, and
+// writes (whose crash feature names the outcome, so they never count as interrupted:
+// each crash draws anew how much of the write lands): the operator that steers crashes
+// into the I/O paths the sweep has not broken.
 func crashAtOp(r *rand.Rand, e *Entry, env *Env) (uint64, []engine.Fault, bool) {
 	if len(e.Ops) == 0 {
 		return 0, nil, false
