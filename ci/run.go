@@ -398,6 +398,9 @@ func (r *runner) buildData(results []engine.Result, groups []*group, fixed []str
 			sum.Passed++
 		case engine.VerdictFail:
 			sum.Failed++
+			if res.Failure != nil && res.Failure.Kind == engine.KindLiveness {
+				sum.Liveness++
+			}
 		case engine.VerdictHorizon:
 			sum.Horizon++
 		case engine.VerdictWatchdog:
@@ -480,6 +483,17 @@ func (r *runner) buildData(results []engine.Result, groups []*group, fixed []str
 		Title:      "seedfall: " + r.in.Config,
 		Groups:     gs,
 		Properties: aggregateProperties(results),
+	}
+	covs := make([]*engine.Coverage, 0, len(results))
+	for i := range results {
+		covs = append(covs, results[i].Coverage)
+	}
+	if c := engine.MergeCoverage(covs...); c != nil {
+		if rep, err := c.Report(); err != nil {
+			r.printf("seedfall report: coverage: %v", err)
+		} else {
+			d.Coverage = rep
+		}
 	}
 	shown := base.Mutation // the last result, when this run did not mutate
 	blind := blindMutants(base.Mutation, mut)

@@ -26,6 +26,8 @@ import (
 type fakeEngine struct {
 	bug   bool
 	extra int
+	// liveness makes seeds 4, 8, … liveness failures (the workload never finished).
+	liveness bool
 
 	mu      sync.Mutex
 	swept   [][]uint64
@@ -61,6 +63,10 @@ func (e *fakeEngine) result(seed uint64) engine.Result {
 	switch {
 	case e.bug && seed%7 == 3:
 		fail("always", fmt.Sprintf("client#1: acknowledged write lost: k%d=v%d, server now answers NONE", seed, seed*3))
+	case e.liveness && seed%4 == 0:
+		fail(engine.KindLiveness, fmt.Sprintf("client#1 had not finished at the horizon 30s, waiting with a timer pending; its last output: put k%d: ERR out of order; retrying", seed))
+		r.Failure.LastOutput = fmt.Sprintf("put k%d: ERR out of order; retrying", seed)
+		r.Failure.Signature = engine.Signature(&r)
 	case e.extra > 0 && seed%11 == 5 && int(seed/11) < e.extra:
 		// A distinct reason per seed: words, not numbers, so they do not normalize together.
 		fail("node-exit", "server panicked: "+strings.Repeat("x", int(seed/11)+1))

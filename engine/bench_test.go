@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
@@ -126,4 +128,70 @@ func failingSeed(b *testing.B, s *Sim) uint64 {
 	}
 	b.Fatal("no failing seed in 1-499")
 	return 0
+}
+
+// BenchmarkCoverageCost alternates runs of one seed without and with coverage
+// ("coverage": {"packages": ["./..."]}) of fixed kvlog, in this process, and reports
+// the ratio of their wall times: the per-run cost of coverage, measured in one run.
+func BenchmarkCoverageCost(b *testing.B) {
+	benchCoverageCost(b, fixedKvlog, []string{"./..."})
+}
+
+// BenchmarkCoverageCostWal is BenchmarkCoverageCost on examples/tidwall-wal with
+// the library itself instrumented.
+func BenchmarkCoverageCostWal(b *testing.B) {
+	benchCoverageCost(b, "../examples/tidwall-wal/tidwall.fixed.json", []string{"github.com/tidwall/wal/...", "./..."})
+}
+
+func benchCoverageCost(b *testing.B, path string, pkgs []string) {
+	off := benchSim(b, path)
+	benchMu.Lock()
+	on := benchSims[path+" coverage"]
+	if on == nil {
+		cfg, err := LoadConfig(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.Coverage = &CoverageConfig{Packages: pkgs}
+		if on, err = Prepare(context.Background(), cfg, PrepareOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		benchSims[path+" coverage"] = on
+	}
+	benchMu.Unlock()
+	b.ResetTimer()
+	var tOff, tOn time.Duration
+	var ratios []float64
+	units := 0
+	for i := 0; i < b.N; i++ {
+		seed := uint64(i + 1)
+		timed := func(s *Sim) (*Result, time.Duration) {
+			t0 := time.Now()
+			r := s.Run(context.Background(), seed, RunOptions{})
+			return r, time.Since(t0)
+		}
+		// Alternate which goes first, so that neither profits from the other's warm-up.
+		var r1, r2 *Result
+		var d1, d2 time.Duration
+		if i%2 == 0 {
+			r1, d1 = timed(off)
+			r2, d2 = timed(on)
+		} else {
+			r2, d2 = timed(on)
+			r1, d1 = timed(off)
+		}
+		if r1.Verdict == VerdictError || r2.Verdict == VerdictError || r2.Coverage == nil {
+			b.Fatalf("seed %d: %s / %s", seed, r1, r2)
+		}
+		tOff += d1
+		tOn += d2
+		ratios = append(ratios, float64(d2)/float64(d1))
+		units += len(r2.Coverage.Units())
+	}
+	sort.Float64s(ratios)
+	b.ReportMetric(float64(tOff.Nanoseconds())/float64(b.N), "ns/run-off")
+	b.ReportMetric(float64(tOn.Nanoseconds())/float64(b.N), "ns/run-cover")
+	b.ReportMetric(float64(tOn)/float64(tOff), "cover/off")
+	b.ReportMetric(ratios[len(ratios)/2], "median-cover/off")
+	b.ReportMetric(float64(units)/float64(b.N), "units/run")
 }

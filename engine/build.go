@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/seedfall/seedfall/engine/internal/cover"
 	"github.com/seedfall/seedfall/engine/internal/overlay"
 )
 
@@ -86,7 +87,10 @@ func buildNode(ctx context.Context, cfg *Config, n NodeConfig) (string, error) {
 	if len(n.Tags) > 0 {
 		args = append(args, "-tags", strings.Join(n.Tags, ","))
 	}
-	needOverlay := n.NetOverlay || len(n.Patches) > 0
+	if cfg.Coverage != nil {
+		args = append(args, cfg.Coverage.buildFlags(pkg)...)
+	}
+	needOverlay := n.NetOverlay || len(n.Patches) > 0 || cfg.Coverage != nil
 	if needOverlay {
 		ov, modfile, err := writeOverlay(cfg, n)
 		if err != nil {
@@ -120,6 +124,12 @@ func buildNode(ctx context.Context, cfg *Config, n NodeConfig) (string, error) {
 	if n.NetOverlay {
 		if err := overlay.VerifyImports(data); err != nil {
 			return "", fmt.Errorf("build node %q with net_overlay: %w", n.Name, err)
+		}
+	}
+	if cfg.Coverage != nil {
+		cfg.Coverage.noteUnmatched(out.String())
+		if err := verifyCoverageBuild(data); err != nil {
+			return "", fmt.Errorf("build node %q with coverage: %w", n.Name, err)
 		}
 	}
 	sum := sha256.Sum256(data)
@@ -162,6 +172,13 @@ func writeOverlay(cfg *Config, n NodeConfig) (ovPath, modfile string, err error)
 		for k, v := range ov.Replace {
 			replace[k] = v
 		}
+	}
+	if cfg.Coverage != nil {
+		orig, repl, err := cover.WriteOverlayFile(filepath.Join(dir, "cover"), root)
+		if err != nil {
+			return "", "", err
+		}
+		replace[orig] = repl
 	}
 	modcache := ""
 	mods := map[string]*patchedModule{}

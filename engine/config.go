@@ -60,9 +60,12 @@ type Config struct {
 	// StrictDirs makes a create, rename, unlink or mkdir survive a crash only once its
 	// parent directory has been fsynced.
 	StrictDirs bool `json:"strict_dirs,omitempty"`
-	// Horizon is the virtual time at which a run stops and is counted as "horizon".
-	// Default 60s.
+	// Horizon is the virtual time at which a run stops. A run whose workload has not
+	// finished by then is a liveness failure, or counted as "horizon" when
+	// liveness.horizon is "count". Default 60s.
 	Horizon Duration `json:"horizon,omitempty"`
+	// Liveness says what a workload that never finishes means (see LivenessConfig).
+	Liveness LivenessConfig `json:"liveness,omitempty"`
 	// Watchdog is the wall-clock budget of one run; a run that exceeds it (a guest
 	// spinning without host calls) is counted as "watchdog". Default 60s.
 	Watchdog Duration `json:"watchdog,omitempty"`
@@ -81,6 +84,9 @@ type Config struct {
 	Linearizability *LinConfig `json:"linearizability,omitempty"`
 	// Mutate lists durability mutation operators for `seedfall mutate` (default: all).
 	Mutate []string `json:"mutate,omitempty"`
+	// Coverage, when set, builds the nodes with Go's coverage instrumentation and
+	// collects the counters of every incarnation (Result.Coverage).
+	Coverage *CoverageConfig `json:"coverage,omitempty"`
 
 	// Path is the file the config was read from; Dir is its directory. Packages are
 	// resolved against Dir.
@@ -416,10 +422,16 @@ func (c *Config) validate() error {
 			return errors.New("field linearizability.steps and timeout must not be negative")
 		}
 	}
+	if err := c.Liveness.validate(c.Horizon); err != nil {
+		return err
+	}
 	for i, m := range c.Mutate {
 		if !knownMutation(m) {
 			return fmt.Errorf("field mutate[%d]: %q is not a mutation operator (want one of %s)", i, m, strings.Join(MutationNames(), ", "))
 		}
+	}
+	if c.Coverage != nil {
+		return c.Coverage.validate()
 	}
 	return nil
 }

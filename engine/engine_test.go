@@ -747,7 +747,7 @@ func TestGuestFailures(t *testing.T) {
 		},
 		{
 			name:    "workload sleeps forever",
-			config:  basicConfig(`"horizon": "5s"`, basicNode("client", "sleep-forever")),
+			config:  basicConfig(`"horizon": "5s", "liveness": {"horizon": "count"}`, basicNode("client", "sleep-forever")),
 			verdict: engine.VerdictHorizon,
 			check: func(t *testing.T, r *engine.Result) {
 				if r.EndNS != int64(5*time.Second) || r.Failure != nil {
@@ -757,7 +757,7 @@ func TestGuestFailures(t *testing.T) {
 		},
 		{
 			name:    "workload blocks forever",
-			config:  basicConfig(`"horizon": "5s"`, basicNode("client", "block-forever")),
+			config:  basicConfig(`"horizon": "5s", "liveness": {"horizon": "count"}`, basicNode("client", "block-forever")),
 			verdict: engine.VerdictHorizon,
 			check: func(t *testing.T, r *engine.Result) {
 				if l, _ := traceLine(r, "nothing left to run"); l == "" {

@@ -22,6 +22,8 @@ func FuzzParseConfig(f *testing.F) {
 		`{"workload": {"pkg": "./c"}, "linearizability": {"model": "kv", "timeout": 5}}`,
 		`{"workload": {"pkg": "./c"}, "nodes": [{"name": "A", "pkg": "x"}]}`,
 		`{"workload": {"pkg": "./c"}, "nodez": []}`,
+		`{"workload": {"pkg": "./c"}, "horizon": "30s", "liveness": {"horizon": "count", "quiet": "10s"}}`,
+		`{"workload": {"pkg": "./c"}, "liveness": {"horizon": "maybe", "quiet": "1h"}}`,
 		`{"workload": {"pkg": "./c"}} {}`,
 		`[`, ``, `null`,
 	} {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/seedfall/seedfall/engine/internal/cover"
 )
 
 // seedfallFuncs is the seedfall host module: what WASI lacks (see docs/ABI.md).
@@ -20,6 +22,8 @@ func seedfallFuncs() []wasiFunc {
 		{name: "op_call", params: params(i32, i32, i32, i32), fn: opCall},
 		{name: "op_return", params: params(i32, i32, i32), fn: opReturn},
 		{name: "test_host_clock", params: params(i32), fn: testHostClock},
+		{name: cover.ImportMeta, params: params(i32, i32, i32, i32, i32, i32, i32, i32), fn: coverMeta, noRet: true},
+		{name: cover.ImportCounters, params: params(i32, i32), fn: coverCounters, noRet: true},
 	}
 }
 

@@ -12,7 +12,7 @@ type Verdict string
 const (
 	VerdictPass     Verdict = "pass"     // the workload exited 0 and no check failed
 	VerdictFail     Verdict = "fail"     // a check failed: see Result.Failure
-	VerdictHorizon  Verdict = "horizon"  // the run reached the time horizon; counted, not failed
+	VerdictHorizon  Verdict = "horizon"  // the run reached the time horizon under "liveness": {"horizon": "count"}; counted, not failed
 	VerdictWatchdog Verdict = "watchdog" // the run exceeded its wall-clock budget (a guest spinning without host calls)
 	VerdictError    Verdict = "error"    // the tool could not complete the run (see Result.Error)
 )
@@ -25,7 +25,8 @@ type Failure struct {
 	// Node is the node incarnation that reported or caused it ("client#1"), if any.
 	Node string `json:"node,omitempty"`
 	// Kind classifies the failure: "workload-exit", "node-exit", "always", "unreachable",
-	// "linearizability", "sometimes" (sweep-level), "nondeterminism".
+	// "linearizability", "liveness" (the workload never finished), "sometimes"
+	// (sweep-level), "nondeterminism".
 	Kind string `json:"kind"`
 	// AtNS is the virtual time of the failure.
 	AtNS int64 `json:"at_ns"`
@@ -33,6 +34,9 @@ type Failure struct {
 	Signature string `json:"signature"`
 	// Visualization is the path of Porcupine's HTML visualization, for linearizability failures.
 	Visualization string `json:"visualization,omitempty"`
+	// LastOutput is, for a liveness failure, the workload's last line of output, from
+	// which its signature is made.
+	LastOutput string `json:"last_output,omitempty"`
 }
 
 // PropertyKind is the kind of a coverage or safety property.
@@ -85,6 +89,9 @@ type Result struct {
 	// SyncSites are the distinct guest source locations that called fsync or fdatasync
 	// (sorted), for call-site mutants.
 	SyncSites []string `json:"sync_sites,omitempty"`
+	// Coverage is the coverage of the system under test, when the config asks for it
+	// (field "coverage"); nil otherwise. Not part of the run's identity.
+	Coverage *Coverage `json:"coverage,omitempty"`
 	// Stats are counters about the run (not part of its identity).
 	Stats RunStats `json:"stats"`
 	// Provenance, set by the commands that write results files, records the config

@@ -31,6 +31,7 @@ type Sim struct {
 	// unsafeHostClock: see PrepareOptions.UnsafeHostClock.
 	unsafeHostClock bool
 	nodeIPs         map[string]string // fake IP -> node name, as the net overlay assigns them
+	coverMetas      coverMetaCache    // coverage meta-data files written by this process
 	// Timings of preparation, for benchmarks.
 	BuildTime, CompileTime time.Duration
 }
@@ -87,6 +88,11 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 			}
 			built[key] = p
 			s.wasmPaths = append(s.wasmPaths, p)
+		}
+	}
+	if cfg.Coverage != nil && opt.Wasm == nil {
+		if err := cfg.Coverage.checkMatched(); err != nil {
+			return nil, fmt.Errorf("%s: %w", cfg.Path, err)
 		}
 	}
 	s.BuildTime = time.Since(t0)

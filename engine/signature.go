@@ -38,6 +38,21 @@ func NormalizeReason(reason string) string {
 	return s
 }
 
+// normalizeOutput is NormalizeReason for a line of a guest's output, the stuck
+// workload's last words: quoted text is kept (what the server answered is what tells
+// one stall from another), its numbers are normalized like the rest.
+func normalizeOutput(line string) string {
+	s := line
+	s = sigIncarnation.ReplaceAllString(s, "#N")
+	s = sigGoLine.ReplaceAllString(s, "$1:N")
+	s = sigAddr.ReplaceAllString(s, "ADDR")
+	s = sigHex.ReplaceAllString(s, "HEX")
+	s = sigDuration.ReplaceAllString(s, "DUR")
+	s = sigKV.ReplaceAllString(s, "${1}N")
+	s = sigNumber.ReplaceAllString(s, "N")
+	return sigSpace.ReplaceAllString(strings.TrimSpace(s), " ")
+}
+
 // Signature returns the identity of the bug a failing result hit: a short hash of the
 // failure's kind and its normalized reason. The same bug on different seeds gives the same
 // signature; different bugs give different ones. It returns "" for a result without a
@@ -57,10 +72,17 @@ func Signature(r *Result) string {
 
 // SignatureKey is the text behind Signature: "kind|normalized reason". A watchdog
 // outcome is one bug however it was noticed (the run's own wall-clock budget, or the
-// sweep killing a worker that stopped answering), so its key is the kind alone.
+// sweep killing a worker that stopped answering), so its key is the kind alone. A
+// liveness failure's key is its kind and the workload's normalized last output line.
 func SignatureKey(r *Result) string {
 	if r.Failure.Kind == string(VerdictWatchdog) {
 		return r.Failure.Kind + "|a guest ran past the wall-clock watchdog without host calls"
+	}
+	if r.Failure.Kind == KindLiveness {
+		// What the workload last said is what it was stuck on; the rest of the reason
+		// (the moment, the horizon or the quiet period, the kind of wait) varies from
+		// seed to seed for one stall.
+		return r.Failure.Kind + "|last output: " + normalizeOutput(r.Failure.LastOutput)
 	}
 	return r.Failure.Kind + "|" + NormalizeReason(r.Failure.Reason)
 }

@@ -103,6 +103,8 @@ type world struct {
 	done        bool
 	stats       RunStats
 	watchdogHit bool
+	// quietGen numbers the quiet-period checks: a check of an older generation is stale.
+	quietGen int
 	// steps counts the world loop's iterations (events fired, switches), for the
 	// watchdog's monitor; stuck says what it found when it closed stuckCh.
 	steps     atomic.Int64
@@ -111,6 +113,7 @@ type world struct {
 	wallStart time.Time
 	outDir    string
 	syncSites map[string]bool
+	cov       coverAcc // coverage of the system under test (config "coverage")
 }
 
 // node is one process of the system under test, across its incarnations.
@@ -188,6 +191,7 @@ type incarnation struct {
 	crashRng     *rand.Rand // the stream of the crash during the current disk op
 	failNextSync bool
 	eioFault     *Fault
+	cov          *incCoverage // where the guest's coverage counters are, if built with coverage
 }
 
 func (w *world) schedule(at int64, fn func()) {
@@ -267,6 +271,7 @@ func (w *world) run(ctx context.Context) *Result {
 	w.wallStart = time.Now()
 	horizon := int64(w.cfg.Horizon)
 	w.installPlan()
+	w.scheduleQuiet()
 	for _, n := range w.nodes {
 		w.start(n)
 	}
@@ -319,6 +324,7 @@ func (w *world) run(ctx context.Context) *Result {
 				w.tracef("world", "horizon reached")
 			}
 			w.failStopAtHorizon()
+			w.livenessAtHorizon()
 			break
 		}
 		w.now = at
@@ -372,6 +378,7 @@ func (w *world) reseed() {
 	fresh := generatePlan(w.cfg, fs, w.now, w.nodes).Faults
 	w.planned = append(keep, fresh...)
 	w.rescheduleFaults(fresh)
+	w.scheduleQuiet()
 }
 
 // pickRunnable draws the next node to run from the runnable set (skipping paused ones).
@@ -552,6 +559,7 @@ func (inc *incarnation) main() {
 		}
 	}
 	if mod != nil {
+		inc.collectCoverage(mod.Memory())
 		mod.Close(context.Background())
 	}
 	inc.finish(code, msg)
@@ -805,6 +813,9 @@ func (w *world) result() *Result {
 	r.TraceHash = hex.EncodeToString(sum[:16])
 	if w.opt.keepTrace {
 		r.Trace = w.trace
+	}
+	if w.cfg.Coverage != nil {
+		r.Coverage = w.cov.coverage()
 	}
 	r.Stats.WallNS = int64(time.Since(w.wallStart))
 	return r

@@ -212,6 +212,31 @@ func TestMCP(t *testing.T) {
 		}
 	})
 
+	t.Run("run with coverage", func(t *testing.T) {
+		res := s.call(ctx, t, "seedfall_run", "", map[string]any{"config": "seedfall.cover.json", "seeds": "1-8"})
+		out := decode[mcpserver.RunOutput](t, "seedfall_run", res)
+		if out.Coverage == nil {
+			t.Fatalf("no coverage for a config with the coverage field: %+v", out)
+		}
+		var paths []string
+		for _, p := range out.Coverage.Packages {
+			paths = append(paths, p.Path)
+			if p.Statements == 0 || p.Covered == 0 {
+				t.Errorf("package %+v: want some statements reached", p)
+			}
+		}
+		if !slices.Contains(paths, "github.com/seedfall/seedfall/examples/kvlog/kvstore") {
+			t.Errorf("coverage packages %v, want kvlog's kvstore", paths)
+		}
+		if !strings.Contains(text(res), "coverage (statements reached by any seed):") {
+			t.Errorf("text %q has no coverage", text(res))
+		}
+		plain := decode[mcpserver.RunOutput](t, "seedfall_run", s.call(ctx, t, "seedfall_run", "", map[string]any{"config": "seedfall.fixed.json", "seeds": "1"}))
+		if plain.Coverage != nil {
+			t.Errorf("coverage for a config without the field")
+		}
+	})
+
 	var run mcpserver.RunOutput
 	t.Run("run", func(t *testing.T) {
 		res := s.call(ctx, t, "seedfall_run", "run", map[string]any{"config": "seedfall.json", "seeds": "1-120"})

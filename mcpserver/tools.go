@@ -40,8 +40,9 @@ type RunOutput struct {
 	// Seeds counts the seeds that ran.
 	Seeds    int  `json:"seeds" jsonschema:"seeds that ran"`
 	Passed   int  `json:"passed" jsonschema:"seeds that passed, including those that hit the time horizon"`
-	Failed   int  `json:"failed" jsonschema:"seeds where a check failed"`
-	Horizon  int  `json:"horizon" jsonschema:"passing seeds that reached the time horizon before the workload finished"`
+	Failed   int  `json:"failed" jsonschema:"seeds where a check failed, including liveness failures"`
+	Liveness int  `json:"liveness" jsonschema:"failed seeds whose workload never finished (by the horizon, or within liveness.quiet of the last fault)"`
+	Horizon  int  `json:"horizon" jsonschema:"passing seeds that reached the time horizon before the workload finished (liveness.horizon count)"`
 	Watchdog int  `json:"watchdog" jsonschema:"seeds stopped by the wall-clock watchdog (a guest spinning without host calls)"`
 	Errors   int  `json:"errors" jsonschema:"seeds the tool could not run"`
 	Checked  bool `json:"checked" jsonschema:"every seed ran twice and the traces were compared"`
@@ -51,7 +52,9 @@ type RunOutput struct {
 	Signatures       []SignatureGroup         `json:"signatures" jsonschema:"distinct failures, by lowest seed"`
 	Properties       []engine.PropertySummary `json:"properties" jsonschema:"the workload's properties aggregated over the seeds"`
 	PropertyFailures []string                 `json:"property_failures,omitempty" jsonschema:"sweep-level property failures (a sometimes property never true, a reachable one never reached)"`
-	WallSeconds      float64                  `json:"wall_seconds"`
+	// Coverage is set when the config has a "coverage" field.
+	Coverage    *cli.CoverageSummary `json:"coverage,omitempty" jsonschema:"coverage of the system under test over the sweep: per package the statements any seed reached, and the functions no seed entered (config field coverage)"`
+	WallSeconds float64              `json:"wall_seconds"`
 }
 
 // SignatureGroup is one distinct failure of a sweep.
@@ -193,8 +196,12 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 	}
 	defer c.release()
 	start := time.Now()
+	var cov *engine.CoverageSum
+	if c.sim.Config().Coverage != nil {
+		cov = &engine.CoverageSum{}
+	}
 	results, err := cli.Sweep(ctx, cli.SweepSpec{
-		Sim: c.sim, Seeds: seeds, Check: in.Check, Workers: s.workers, Executable: s.exe,
+		Sim: c.sim, Seeds: seeds, Check: in.Check, Workers: s.workers, Executable: s.exe, Coverage: cov,
 		OnProgress: func(done, failed, total int) {
 			c.prog.report(float64(done), float64(total), fmt.Sprintf("%d/%d seeds, %d failed", done, total, failed))
 		},
@@ -206,10 +213,15 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 		return nil, RunOutput{}, fmt.Errorf("sweep %s: %w", c.cfgArg, err)
 	}
 	sum := cli.Summarize(c.cfgArg, results)
-	out := RunOutput{Config: c.cfgArg, Seeds: sum.Seeds, Passed: sum.Passed, Failed: sum.Failed, Horizon: sum.Horizon,
+	out := RunOutput{Config: c.cfgArg, Seeds: sum.Seeds, Passed: sum.Passed, Failed: sum.Failed, Liveness: sum.Liveness, Horizon: sum.Horizon,
 		Watchdog: sum.Watchdog, Errors: sum.Errors, Checked: sum.Checked, Diverged: sum.Diverged, LinUnknown: sum.LinUnknown,
 		Signatures: []SignatureGroup{}, Properties: sum.Properties, PropertyFailures: sum.PropFails,
 		WallSeconds: time.Since(start).Seconds()}
+	if cv := cov.Coverage(); cv != nil {
+		if out.Coverage, err = cli.SummarizeCoverage(cv); err != nil {
+			return nil, RunOutput{}, fmt.Errorf("sweep %s: coverage: %w", c.cfgArg, err)
+		}
+	}
 	for _, g := range sum.Signatures {
 		out.Signatures = append(out.Signatures, SignatureGroup{
 			Signature: g.Signature, Kind: g.Kind, Reason: g.Reason,
@@ -368,8 +380,12 @@ func runText(o RunOutput) string {
 	if bad == 0 {
 		fmt.Fprintf(&b, "ok %s passed (%d hit the time horizon) in %.1fs\n", plural(o.Passed, "seed", "seeds"), o.Horizon, o.WallSeconds)
 	} else {
-		fmt.Fprintf(&b, "FAIL %d of %s failed (%s); %d passed\n", bad, plural(o.Seeds, "seed", "seeds"),
-			plural(len(o.Signatures), "distinct failure", "distinct failures"), o.Passed)
+		live := ""
+		if o.Liveness > 0 {
+			live = fmt.Sprintf(", %d never finished (liveness)", o.Liveness)
+		}
+		fmt.Fprintf(&b, "FAIL %d of %s failed (%s)%s; %d passed\n", bad, plural(o.Seeds, "seed", "seeds"),
+			plural(len(o.Signatures), "distinct failure", "distinct failures"), live, o.Passed)
 	}
 	for _, g := range o.Signatures {
 		var ss []string
@@ -388,6 +404,11 @@ func runText(o RunOutput) string {
 	}
 	for _, pf := range o.PropertyFailures {
 		fmt.Fprintf(&b, "FAIL property: %s\n", pf)
+	}
+	if o.Coverage != nil {
+		for _, l := range cli.CoverageLines(o.Coverage) {
+			fmt.Fprintf(&b, "%s\n", l)
+		}
 	}
 	if o.Checked {
 		if o.Diverged == 0 {

@@ -57,6 +57,7 @@ func HTML(w io.Writer, d *Data) error {
 		Determinism: determinismLine(d.Summary),
 		DetClass:    "off",
 		Mutants:     d.Mutants,
+		Coverage:    d.Coverage,
 	}
 	if d.Summary.Checked {
 		v.DetClass = "ok"
@@ -134,6 +135,7 @@ type page struct {
 	Properties  []propRow
 	Mutants     []Mutant
 	Killed      int
+	Coverage    *engine.CoverageReport
 }
 
 // propRow is one row of the property table.

@@ -47,8 +47,8 @@ func JUnit(w io.Writer, d *Data) error {
 	suite.Cases = append(suite.Cases, junitCase{
 		ClassName: "seedfall.sweep",
 		Name:      fmt.Sprintf("%d of %d seeds passed", s.Passed, s.Total),
-		SystemOut: &cdata{fmt.Sprintf("seeds %s: %d passed, %d failed, %d hit the time horizon, %d watchdog, %d errors\n",
-			xmlSafe(s.Seeds), s.Passed, s.Failed, s.Horizon, s.Watchdog, s.Errors)},
+		SystemOut: &cdata{fmt.Sprintf("seeds %s: %d passed, %d failed (%d never finished), %d hit the time horizon, %d watchdog, %d errors\n",
+			xmlSafe(s.Seeds), s.Passed, s.Failed, s.Liveness, s.Horizon, s.Watchdog, s.Errors)},
 	})
 	if s.Checked {
 		tc := junitCase{ClassName: "seedfall.sweep", Name: "determinism", SystemOut: &cdata{determinismLine(s) + "\n"}}

@@ -95,9 +95,9 @@ func mdCounts(d *Data) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**%d of %d seeds passed** · %s · %d new, %d known, %d fixed\n\n",
 		s.Passed, s.Total, plural(s.New+s.Known, "failing signature"), s.New, s.Known, s.Fixed)
-	b.WriteString("| seeds | passed | failed | time horizon | watchdog | errors |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---:|\n")
-	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d |\n\n", s.Total, s.Passed, s.Failed, s.Horizon, s.Watchdog, s.Errors)
+	b.WriteString("| seeds | passed | failed | never finished | time horizon | watchdog | errors |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d | %d |\n\n", s.Total, s.Passed, s.Failed, s.Liveness, s.Horizon, s.Watchdog, s.Errors)
 
 	var facts []string
 	for _, f := range []struct{ name, value string }{

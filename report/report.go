@@ -93,8 +93,11 @@ type Mutant struct {
 // Summary holds the counts of a sweep and where it ran.
 type Summary struct {
 	Config, Seeds, Commit, Ref, Event string
-	// Total seeds run, and how they ended.
-	Total, Passed, Failed, Horizon, Watchdog, Errors int
+	// Total seeds run, and how they ended. Liveness counts the failed seeds whose
+	// workload never finished (failure kind "liveness"); they are part of Failed.
+	// Horizon counts the seeds that reached the horizon under "liveness": {"horizon":
+	// "count"}, which are not failed.
+	Total, Passed, Failed, Liveness, Horizon, Watchdog, Errors int
 	// Checked is true when every seed ran twice and the traces were compared;
 	// Divergences counts the seeds whose two runs differed.
 	Checked     bool
@@ -120,6 +123,9 @@ type Data struct {
 	Groups     []Group
 	Properties []Property
 	Mutants    []Mutant
+	// Coverage is the coverage of the system under test over the sweep (config
+	// "coverage"), with the functions no seed reached; nil without coverage.
+	Coverage *engine.CoverageReport
 }
 
 // CommentLimit is the largest body GitHub accepts for an issue or pull-request

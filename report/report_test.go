@@ -32,7 +32,7 @@ func fixture() *Data {
 		Summary: Summary{
 			Config: "seedfall.json", Seeds: "1-1000", Commit: "0123456789abcdef0123456789abcdef01234567",
 			Ref: "refs/pull/42/merge", Event: "pull_request",
-			Total: 1000, Passed: 991, Failed: 6, Horizon: 3,
+			Total: 1000, Passed: 991, Failed: 6, Liveness: 1, Horizon: 3,
 			Checked: true, New: 2, Known: 1, Fixed: 1,
 			Conclusion: "failure", ReportURL: "https://github.com/acme/kv/actions/runs/123",
 			MutationScore: "6/7",

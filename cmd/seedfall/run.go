@@ -62,6 +62,12 @@ func printSweepReplay(w io.Writer, s cli.SweepSummary, cfgArg string, replayExtr
 		report.PropertyTable(w, propertyRows(s.Properties))
 		fmt.Fprintln(w)
 	}
+	if s.Coverage != nil {
+		for _, l := range cli.CoverageLines(s.Coverage) {
+			fmt.Fprintln(w, l)
+		}
+		fmt.Fprintln(w)
+	}
 	for _, pf := range s.PropFails {
 		fmt.Fprintf(w, "FAIL property: %s\n", pf)
 	}
@@ -81,6 +87,9 @@ func printSweepReplay(w io.Writer, s cli.SweepSummary, cfgArg string, replayExtr
 	}
 	bad := s.Failed + s.Watchdog + s.Errors
 	extra := ""
+	if s.Liveness > 0 {
+		extra += fmt.Sprintf(", %d never finished (liveness)", s.Liveness)
+	}
 	if s.Watchdog > 0 {
 		extra += fmt.Sprintf(", %d stopped by the watchdog", s.Watchdog)
 	}
@@ -142,6 +151,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	inproc := fs.Bool("inproc", false, "run seeds in this process instead of worker processes (no protection against guests that spin)")
 	mutation := fs.String("mutation", "", "run under a durability mutation of the simulated OS")
 	quiet := fs.Bool("q", false, "no progress output")
+	coverDir := fs.String("cover", "", "write Go's coverage data of the sweep to `dir` (needs the config's \"coverage\" field)")
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
@@ -167,6 +177,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer sim.Close()
+	var covSum *engine.CoverageSum
+	if sim.Config().Coverage != nil {
+		covSum = &engine.CoverageSum{}
+	} else if *coverDir != "" {
+		fmt.Fprintf(stderr, "seedfall run: -cover: %s has no \"coverage\" field: add e.g. \"coverage\": {\"packages\": [\"./...\"]}\n", *cfgPath)
+		return exitUsage
+	}
 	var progress io.Writer = stderr
 	if *quiet {
 		progress = nil
@@ -176,7 +193,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		outDir = filepath.Dir(*out)
 	}
 	t0 := time.Now()
-	results, err := cli.Sweep(ctx, cli.SweepSpec{Sim: sim, Seeds: seeds, Check: *check, Mutation: *mutation, Workers: *workers, InProc: *inproc, Progress: progress, OutDir: outDir})
+	results, err := cli.Sweep(ctx, cli.SweepSpec{Sim: sim, Seeds: seeds, Check: *check, Mutation: *mutation, Workers: *workers, InProc: *inproc, Progress: progress, OutDir: outDir,
+		Coverage: covSum, KeepCoverage: *out != ""})
 	if err != nil && len(results) == 0 {
 		fmt.Fprintf(stderr, "seedfall run: %v\n", err)
 		return exitUsage
@@ -186,6 +204,21 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	sum := cli.Summarize(*cfgPath, results)
 	sum.WallSec = time.Since(t0).Seconds()
+	if c := covSum.Coverage(); c != nil {
+		if *coverDir != "" {
+			if err := engine.WriteCoverageDir(*coverDir, c); err != nil {
+				fmt.Fprintf(stderr, "seedfall run: -cover: %v\n", err)
+				return exitUsage
+			}
+		}
+		cs, err := cli.SummarizeCoverage(c)
+		if err != nil {
+			fmt.Fprintf(stderr, "seedfall run: coverage: %v\n", err)
+			return exitUsage
+		}
+		cs.Dir = *coverDir
+		sum.Coverage = cs
+	}
 	if *out != "" {
 		prov := sim.Provenance(*cfgPath)
 		for _, r := range results {

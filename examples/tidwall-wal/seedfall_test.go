@@ -3,7 +3,6 @@ package tidwallwal_test
 import (
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/seedfall/seedfall/examples/exampletest"
@@ -73,18 +72,38 @@ func TestFixedPasses(t *testing.T) {
 // fsync_eio aimed at the segment files (on the fixed library): after one failed fsync,
 // Log.Write has already advanced lastIndex (wal.go:497, before the Sync at :500), so the
 // server's retry of the same index is refused with "out of order" for good. Without
-// crashes to restart the server, no PUT ever succeeds again and every seed runs into the
-// horizon (which a sweep counts as passed: the stall is in the trace, not the verdict).
+// crashes to restart the server, no PUT ever succeeds again: every seed is a liveness
+// failure with one signature, and the replay shows the EIO, then "out of order".
 func TestEIOStallsWrites(t *testing.T) {
 	code, out := sf(t, "run", "-q", "-c", "tidwall.fixed.eio.nocrash.json", "-seeds", "1-5")
-	wantPass(t, code, out)
-	if !strings.Contains(out, "ok 5 seeds passed (5 hit the time horizon)") {
-		t.Fatalf("want every seed to stall into the horizon:\n%s", out)
-	}
+	wantFail(t, code, out,
+		`FAIL seed 1 at t=30s client#1 had not finished at the horizon 30s, waiting with a timer pending; its last output: server answered "ERR out of order"; retrying`,
+		"replay: seedfall replay -c tidwall.fixed.eio.nocrash.json -seed 1\n",
+		"FAIL 5 of 5 seeds failed (1 distinct failure), 5 never finished (liveness); 0 passed (0 hit the time horizon)")
 	code, out = sf(t, "replay", "-c", "tidwall.fixed.eio.nocrash.json", "-seed", "1")
-	if code != 0 || !strings.Contains(out, `EIO (injected)`) || !strings.Contains(out, `server answered "ERR out of order"; retrying`) || !strings.Contains(out, "horizon at t=30s") {
-		t.Fatalf("exit code %d, want an EIO, then out of order until the horizon:\n%s", code, out)
+	wantFail(t, code, out, `EIO (injected)`, `server answered "ERR out of order"; retrying`, "horizon reached", "FAIL seed 1 at t=30s ")
+}
+
+// The stall's shrunk plan (plans/eio-stall.seed3.shrunk.json) is the one EIO, and it
+// still stalls the unfixed library; the EIO rollback patch (fix-truncate-dirsync-eio)
+// makes the same plan, and a sweep with crashes, pass.
+func TestEIORollbackFixesStall(t *testing.T) {
+	const plan = "plans/eio-stall.seed3.shrunk.json"
+	seed, n := readPlan(t, plan)
+	if n != 1 {
+		t.Fatalf("%s has %d faults, want 1", plan, n)
 	}
+	code, out := sf(t, "replay", "-q", "-c", "tidwall.fixed.eio.nocrash.json", "-seed", fmt.Sprint(seed), "-faults", plan)
+	wantFail(t, code, out, fmt.Sprintf("FAIL seed %d at t=30s ", seed), "had not finished at the horizon", "fsync_eio server at disk op #")
+	code, out = sf(t, "replay", "-q", "-c", "tidwall.eiofix.nocrash.json", "-seed", fmt.Sprint(seed), "-faults", plan)
+	wantPass(t, code, out)
+	code, out = sf(t, "run", "-q", "-c", "tidwall.eiofix.nocrash.json", "-seeds", "1-10")
+	wantPass(t, code, out)
+	if testing.Short() {
+		return
+	}
+	code, out = sf(t, "run", "-q", "-c", "tidwall.eiofix.json", "-seeds", "1-20")
+	wantPass(t, code, out)
 }
 
 // The server made fail-stop (-exit-on-write-error, "on_exit": "restart") gets past the

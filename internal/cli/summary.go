@@ -9,16 +9,19 @@ import (
 
 // SweepSummary is the -json output of run.
 type SweepSummary struct {
-	Config     string `json:"config"`
-	Seeds      int    `json:"seeds"`
-	Passed     int    `json:"passed"`
-	Failed     int    `json:"failed"`
-	Horizon    int    `json:"horizon"`
-	Watchdog   int    `json:"watchdog"`
-	Errors     int    `json:"errors"`
-	Checked    bool   `json:"checked"`
-	Diverged   int    `json:"diverged"`
-	LinUnknown int    `json:"lin_unknown"`
+	Config  string `json:"config"`
+	Seeds   int    `json:"seeds"`
+	Passed  int    `json:"passed"`
+	Failed  int    `json:"failed"`
+	Horizon int    `json:"horizon"`
+	// Liveness counts the failed seeds whose workload never finished (by the horizon,
+	// or within liveness.quiet of the last fault); they are part of Failed.
+	Liveness   int  `json:"liveness"`
+	Watchdog   int  `json:"watchdog"`
+	Errors     int  `json:"errors"`
+	Checked    bool `json:"checked"`
+	Diverged   int  `json:"diverged"`
+	LinUnknown int  `json:"lin_unknown"`
 	// FailStopRestarts counts restarts of fail-stop nodes (on_exit "restart") after
 	// their own exits, over the sweep, and FailStopSeeds the seeds that had any.
 	FailStopRestarts int                      `json:"fail_stop_restarts,omitempty"`
@@ -27,7 +30,9 @@ type SweepSummary struct {
 	Properties       []engine.PropertySummary `json:"properties"`
 	PropFails        []string                 `json:"property_failures,omitempty"`
 	Results          string                   `json:"results_file,omitempty"`
-	WallSec          float64                  `json:"wall_seconds"`
+	// Coverage of the system under test over the sweep (config "coverage").
+	Coverage *CoverageSummary `json:"coverage,omitempty"`
+	WallSec  float64          `json:"wall_seconds"`
 }
 
 // SignatureGroup is one distinct failure of a sweep: the seeds that hit it, and the
@@ -76,6 +81,9 @@ func Summarize(cfgPath string, results []*engine.Result) SweepSummary {
 			s.Horizon++
 		case engine.VerdictFail:
 			s.Failed++
+			if r.Failure != nil && r.Failure.Kind == engine.KindLiveness {
+				s.Liveness++
+			}
 		case engine.VerdictWatchdog:
 			s.Watchdog++
 		case engine.VerdictError:
@@ -134,4 +142,63 @@ func FaultLines(fs []engine.Fault) []string {
 		out = append(out, strings.Repeat(" ", w-len(t))+f.String())
 	}
 	return out
+}
+
+// CoverageSummary is the coverage of the system under test over a sweep: per package
+// the statements that any seed reached, and the functions no seed entered.
+type CoverageSummary struct {
+	// Dir is where Go's coverage data was written (run -cover), if anywhere.
+	Dir       string                   `json:"dir,omitempty"`
+	Packages  []engine.PackageCoverage `json:"packages"`
+	Unreached []engine.UnreachedFunc   `json:"unreached_funcs"`
+}
+
+// SummarizeCoverage reads a sweep's merged coverage against the binaries' meta-data.
+func SummarizeCoverage(c *engine.Coverage) (*CoverageSummary, error) {
+	rep, err := c.Report()
+	if err != nil {
+		return nil, err
+	}
+	return &CoverageSummary{Packages: rep.Packages, Unreached: rep.Unreached}, nil
+}
+
+// CoverageLines renders a coverage summary for the terminal: one line per package,
+// then the count of unreached functions (and the first few of them).
+func CoverageLines(c *CoverageSummary) []string {
+	w := 0
+	for _, p := range c.Packages {
+		w = max(w, len(p.Path))
+	}
+	out := []string{"coverage (statements reached by any seed):"}
+	for _, p := range c.Packages {
+		out = append(out, fmt.Sprintf("  %-*s %5.1f%%  (%d of %d statements)", w, p.Path, p.Percent, p.Covered, p.Statements))
+	}
+	if n := len(c.Unreached); n > 0 {
+		out = append(out, fmt.Sprintf("  %d %s no seed reached:", n, pluralWord(n, "function", "functions")))
+		for i, u := range c.Unreached {
+			if i == 10 {
+				out = append(out, fmt.Sprintf("    ... and %d more", n-10))
+				break
+			}
+			out = append(out, fmt.Sprintf("    %s.%s (%s:%d)", lastElem(u.Pkg), u.Func, u.File, u.Line))
+		}
+	}
+	if c.Dir != "" {
+		out = append(out, fmt.Sprintf("  coverage data in %s: go tool covdata percent -i %s", c.Dir, c.Dir))
+	}
+	return out
+}
+
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func lastElem(pkg string) string {
+	if i := strings.LastIndexByte(pkg, '/'); i >= 0 {
+		return pkg[i+1:]
+	}
+	return pkg
 }

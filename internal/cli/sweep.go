@@ -38,6 +38,11 @@ type SweepSpec struct {
 	// Executable is the seedfall binary a pool started for this sweep runs as
 	// `seedfall worker` (default: this process's executable).
 	Executable string
+	// Coverage, when set, receives each result's coverage (config "coverage") as it
+	// arrives; the result then drops it unless KeepCoverage, so that a long sweep holds
+	// one sum instead of a coverage per seed.
+	Coverage     *engine.CoverageSum
+	KeepCoverage bool
 }
 
 // Sweep runs the seeds, in worker processes unless InProc. When ctx is done it stops
@@ -55,6 +60,12 @@ func Sweep(ctx context.Context, sp SweepSpec) ([]*engine.Result, error) {
 			return
 		}
 		done++
+		if sp.Coverage != nil && r.Coverage != nil {
+			sp.Coverage.Add(r.Coverage)
+			if !sp.KeepCoverage {
+				r.Coverage = nil
+			}
+		}
 		if r.Failed() {
 			failed++
 		}
