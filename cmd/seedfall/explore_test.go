@@ -235,3 +235,36 @@ func TestExploreBadFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestExploreUsesCoverage: with the config's "coverage" field, the covered units of each
+// run are features too. kvlog's cover config is its fixed config plus coverage: the
+// first batch (fresh seeds, drawn before any result) is the same in both, and the
+// exploration with coverage counts many more features.
+func TestExploreUsesCoverage(t *testing.T) {
+	t.Parallel()
+	explore := func(cfg string) exploreJSON {
+		_, out, stderr := runCLI(t, "explore", "-c", cfg, "-runs", "8", "-seed", "1", "-workers", "2", "-plans", t.TempDir(), "-json", "-q")
+		var s exploreJSON
+		if err := json.Unmarshal([]byte(out), &s); err != nil {
+			t.Fatalf("explore -json: %v\n%s", err, stderr)
+		}
+		return s
+	}
+	plain := explore(kvlogFixed)
+	cover := explore(filepath.Join("..", "..", "examples", "kvlog", "seedfall.cover.json"))
+	if len(plain.Runs) != 8 || len(cover.Runs) != 8 {
+		t.Fatalf("%d and %d runs, want 8", len(plain.Runs), len(cover.Runs))
+	}
+	for i := range 4 {
+		a, b := plain.Runs[i], cover.Runs[i]
+		if a.Seed != b.Seed || a.Op != b.Op {
+			t.Fatalf("run %d: %+v without coverage, %+v with", i+1, a, b)
+		}
+	}
+	if cover.Runs[0].New < plain.Runs[0].New+50 {
+		t.Errorf("the first run reached %d features with coverage, %d without: want the covered units on top", cover.Runs[0].New, plain.Runs[0].New)
+	}
+	if cover.Features < plain.Features+50 {
+		t.Errorf("%d features with coverage, %d without: want the covered units on top", cover.Features, plain.Features)
+	}
+}

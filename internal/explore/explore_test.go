@@ -201,8 +201,11 @@ func TestAnalyze(t *testing.T) {
 			"  3.5739134s world FAIL client#1: lost",
 		},
 	}
+	r.Coverage = &engine.Coverage{Binaries: []engine.CoverageBinary{{MetaHash: "m1", Mode: "count",
+		Funcs: []engine.CoverageFunc{{Pkg: 0, Func: 3, Counters: []uint32{2, 0, 1}}}}}}
 	a := Analyze(r)
 	want := []string{
+		"cov m1/0/3/0", "cov m1/0/3/2",
 		"prop torn tail held", "prop well-formed violated", "prop never unreached", "fail sig-1",
 		"disk mkdir /data kvlog/server/main.go:47",
 		"disk write /data/kv.log kvlog/kvstore/kvstore.go:179",
@@ -224,7 +227,7 @@ func TestAnalyze(t *testing.T) {
 		}
 	}
 	for _, f := range a.Features {
-		if strings.Contains(f, "FAIL") || strings.Contains(f, "after crash torn") || strings.Contains(f, "after crash dropped") {
+		if strings.Contains(f, "FAIL") || f == "cov m1/0/3/1" || strings.HasPrefix(f, "cov ") && strings.Contains(f, "×") || strings.Contains(f, "after crash torn") || strings.Contains(f, "after crash dropped") {
 			t.Errorf("feature %q should not be there", f)
 		}
 	}

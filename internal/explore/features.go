@@ -192,10 +192,10 @@ func Analyze(r *engine.Result) Analysis {
 	return Analysis{Features: out, Ops: ops}
 }
 
-// coverageUnits returns the coverage units the run reached. Until the engine collects
-// coverage (Result.Coverage), the trace-derived features above are the coverage: of the
-// I/O paths, which is what crash faults act on.
-func coverageUnits(r *engine.Result) []string { return nil }
+// coverageUnits returns the code coverage units the run reached, when its config asks
+// for coverage (Result.Coverage; none otherwise, and the trace-derived features are the
+// coverage: of the I/O paths, which is what crash faults act on).
+func coverageUnits(r *engine.Result) []string { return r.Coverage.Units() }
 
 func bucket(n int) string {
 	switch {
