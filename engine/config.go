@@ -66,8 +66,9 @@ type Config struct {
 	Horizon Duration `json:"horizon,omitempty"`
 	// Liveness says what a workload that never finishes means (see LivenessConfig).
 	Liveness LivenessConfig `json:"liveness,omitempty"`
-	// Watchdog is the wall-clock budget of one run; a run that exceeds it (a guest
-	// spinning without host calls) is counted as "watchdog". Default 60s.
+	// Watchdog is how long a guest may run without a host call; a run that exceeds it
+	// (a guest spinning) is counted as "watchdog". It counts wall-clock time and the
+	// process's CPU time, and both must run out. Default 60s.
 	Watchdog Duration `json:"watchdog,omitempty"`
 	// MemoryLimitMiB caps each guest's linear memory. Default 512.
 	MemoryLimitMiB int `json:"memory_limit_mib,omitempty"`

@@ -299,7 +299,7 @@ func (w *world) run(ctx context.Context) *Result {
 		if inc := w.pickRunnable(); inc != nil {
 			if !w.switchTo(inc, wallDeadline) {
 				w.verdict = VerdictWatchdog
-				reason := fmt.Sprintf("%s ran for more than the wall-clock budget %s without yielding (a loop without host calls?)", inc.label, w.opt.wallBudget)
+				reason := fmt.Sprintf("%s ran for more than the watchdog budget %s (wall-clock and CPU time) without yielding (a loop without host calls?)", inc.label, w.opt.wallBudget)
 				if w.stuck == stuckSlow {
 					reason = fmt.Sprintf("the run took more than %s of wall-clock time (%d× the watchdog) while still making progress: the machine is slow or the horizon long (raise \"watchdog\")", runCapFactor*w.opt.wallBudget, runCapFactor)
 				}
@@ -421,27 +421,42 @@ const runCapFactor = 10
 // budget, which only a guest running without host calls does; or the whole run took
 // runCapFactor budgets. A run on a slow machine that keeps making progress is never
 // stopped before the latter, so host speed does not turn a long run into a "spin".
+//
+// Both limits count time twice, and both counts must run out: wall-clock time, and the
+// CPU time the process used (where the OS tells it: cpuClock). A guest that spins burns
+// CPU as fast as the machine gives it; a process that the machine starves (a loaded
+// host, a stopped VM) burns none, and waiting for it is not a spin. The CPU count
+// includes every thread of the process (the collector, other runs of an in-process
+// sweep), so it can only run out sooner than the guest's own, never later.
 func (w *world) watch(budget time.Duration) <-chan struct{} {
 	ch := make(chan struct{})
 	done := make(chan struct{})
 	w.stopWatch = func() { close(done) }
+	cpu := func() time.Duration {
+		if d, ok := cpuClock(); ok {
+			return d
+		}
+		return -1 // unknown: wall-clock time alone decides
+	}
+	spent := func(from, to time.Duration, d time.Duration) bool { return from < 0 || to < 0 || to-from >= d }
 	go func() {
 		tick := time.NewTicker(max(budget/8, time.Millisecond))
 		defer tick.Stop()
-		start := time.Now()
-		last, since := w.steps.Load(), start
+		start, cpuStart := time.Now(), cpu()
+		last, since, cpuSince := w.steps.Load(), start, cpuStart
 		for {
 			select {
 			case <-done:
 				return
 			case now := <-tick.C:
+				c := cpu()
 				if n := w.steps.Load(); n != last {
-					last, since = n, now
+					last, since, cpuSince = n, now, c
 				}
 				switch {
-				case now.Sub(since) >= budget:
+				case now.Sub(since) >= budget && spent(cpuSince, c, budget):
 					w.stuck = stuckSpin
-				case now.Sub(start) >= runCapFactor*budget:
+				case now.Sub(start) >= runCapFactor*budget && spent(cpuStart, c, runCapFactor*budget):
 					w.stuck = stuckSlow
 				default:
 					continue
@@ -453,6 +468,10 @@ func (w *world) watch(budget time.Duration) <-chan struct{} {
 	}()
 	return ch
 }
+
+// cpuClock is the CPU time the process has used, for the watchdog; a variable so that a
+// test can starve a run.
+var cpuClock = processCPU
 
 func (w *world) switchTo(inc *incarnation, wallDeadline <-chan struct{}) bool {
 	w.stats.Switches++

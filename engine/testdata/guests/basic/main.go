@@ -155,6 +155,13 @@ func main() {
 			t = time.Now()
 		}
 		fmt.Println("busy done", t.IsZero())
+	case "compute":
+		// compute [n]: n loop iterations without a host call, then done: a long stretch
+		// of guest CPU that ends.
+		n, err := strconv.Atoi(arg(0, "1000000000"))
+		must(err)
+		fmt.Println("computing")
+		fmt.Println("computed", compute(n) != 0)
 	case "spin":
 		// spin [seed]: spin without host calls when the run's seed is that seed ("all":
 		// on every seed).
@@ -169,6 +176,15 @@ func main() {
 		fmt.Fprintf(os.Stderr, "basic: unknown mode %q\n", os.Args[1])
 		os.Exit(2)
 	}
+}
+
+//go:noinline
+func compute(n int) uint64 {
+	x := uint64(1)
+	for i := 0; i < n; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+	}
+	return x | 1
 }
 
 //go:noinline

@@ -1,0 +1,13 @@
+package engine
+
+import "time"
+
+// SetCPUClock replaces the watchdog's CPU clock until the returned func is called.
+func SetCPUClock(f func() (time.Duration, bool)) (restore func()) {
+	old := cpuClock
+	cpuClock = f
+	return func() { cpuClock = old }
+}
+
+// ChildCPU reads a process's CPU time as the worker pool does.
+var ChildCPU = childCPU
