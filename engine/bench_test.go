@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"sort"
 	"sync"
 	"testing"
@@ -16,21 +18,25 @@ var (
 	benchSims = map[string]*Sim{}
 )
 
-func benchSim(b testing.TB, path string) *Sim {
+func benchSim(b testing.TB, path string) *Sim { return benchSimPath(b, path, false) }
+
+// benchSimPath prepares path once per process, on the image path or (plain) wazero's.
+func benchSimPath(b testing.TB, path string, plain bool) *Sim {
 	benchMu.Lock()
 	defer benchMu.Unlock()
-	if s := benchSims[path]; s != nil {
+	key := fmt.Sprint(path, plain)
+	if s := benchSims[key]; s != nil {
 		return s
 	}
 	cfg, err := LoadConfig(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := Prepare(context.Background(), cfg, PrepareOptions{})
+	s, err := Prepare(context.Background(), cfg, PrepareOptions{PlainInstantiate: plain})
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchSims[path] = s
+	benchSims[key] = s
 	return s
 }
 
@@ -41,13 +47,21 @@ func BenchmarkKvlogRun(b *testing.B) {
 	benchRuns(b, fixedKvlog, RunOptions{})
 }
 
+// BenchmarkKvlogRunPlain is BenchmarkKvlogRun with every module instantiated by wazero's
+// plain path (no memory image).
+func BenchmarkKvlogRunPlain(b *testing.B) {
+	benchRunsPath(b, fixedKvlog, RunOptions{}, true)
+}
+
 // BenchmarkKvlogCheck is one -check run of fixed kvlog: the seed twice, traces compared.
 func BenchmarkKvlogCheck(b *testing.B) {
 	benchRuns(b, fixedKvlog, RunOptions{Check: true})
 }
 
-func benchRuns(b *testing.B, path string, opt RunOptions) {
-	s := benchSim(b, path)
+func benchRuns(b *testing.B, path string, opt RunOptions) { benchRunsPath(b, path, opt, false) }
+
+func benchRunsPath(b *testing.B, path string, opt RunOptions, plain bool) {
+	s := benchSimPath(b, path, plain)
 	b.ResetTimer()
 	var calls, switches, incs int64
 	for i := 0; i < b.N; i++ {
@@ -70,12 +84,27 @@ func BenchmarkHelloRun(b *testing.B) {
 	benchRuns(b, "testdata/hello/seedfall.json", RunOptions{})
 }
 
+// BenchmarkHelloRunPlain is BenchmarkHelloRun on wazero's plain instantiate path.
+func BenchmarkHelloRunPlain(b *testing.B) {
+	benchRunsPath(b, "testdata/hello/seedfall.json", RunOptions{}, true)
+}
+
 // BenchmarkFloorInstantiate instantiates and closes kvlog's server module with no
-// simulation and no guest code run: the bare wazero cost of one incarnation.
+// simulation and no guest code run: the bare cost of one incarnation, plain (wazero
+// applies the data segments) and from the memory image. Run both in one go for the
+// ratio: -bench FloorInstantiate -count 10.
 func BenchmarkFloorInstantiate(b *testing.B) {
-	s := benchSim(b, fixedKvlog)
+	b.Run("plain", func(b *testing.B) { benchInstantiate(b, true) })
+	b.Run("image", func(b *testing.B) { benchInstantiate(b, false) })
+}
+
+func benchInstantiate(b *testing.B, plain bool) {
+	s := benchSimPath(b, fixedKvlog, plain)
+	if !plain && s.imageErrs[0] != nil {
+		b.Fatalf("not on the image path: %v", s.imageErrs[0])
+	}
 	ctx := context.Background()
-	if alloc := memoryAllocator(); alloc != nil {
+	if alloc := s.allocs[0]; alloc != nil {
 		ctx = experimental.WithMemoryAllocator(ctx, alloc)
 	}
 	b.ResetTimer()
@@ -194,4 +223,29 @@ func benchCoverageCost(b *testing.B, path string, pkgs []string) {
 	b.ReportMetric(float64(tOn)/float64(tOff), "cover/off")
 	b.ReportMetric(ratios[len(ratios)/2], "median-cover/off")
 	b.ReportMetric(float64(units)/float64(b.N), "units/run")
+}
+
+// BenchmarkKvlogRunProfiled is BenchmarkKvlogRun with the guest profiler on: its cost
+// over BenchmarkKvlogRun is the profiler's. With SEEDFALL_BENCH_PROFILE=file it writes
+// the profile of all b.N runs there (for go tool pprof).
+func BenchmarkKvlogRunProfiled(b *testing.B) {
+	s := benchSim(b, fixedKvlog)
+	p := NewProfiler(s)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if r := s.Run(context.Background(), uint64(i+1), RunOptions{Profile: p}); r.Verdict != VerdictPass {
+			b.Fatalf("seed %d: %s", i+1, r)
+		}
+	}
+	b.StopTimer()
+	if path := os.Getenv("SEEDFALL_BENCH_PROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := p.WriteTo(f); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

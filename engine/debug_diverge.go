@@ -24,7 +24,7 @@ func (s *Sim) check(ctx context.Context, seed uint64, ro runOptions, opt RunOpti
 	ro.traceHook = nil
 	w2 := newWorld(s, seed, ro)
 	w2.outDir = opt.OutDir
-	r2 := w2.run(ctx)
+	r2 := w2.runProfiled(ctx)
 	r.Checked = true
 	r.Divergence = diverge(r.Trace, r2.Trace)
 	if r.Divergence == nil && r.TraceHash != r2.TraceHash {

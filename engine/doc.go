@@ -27,6 +27,10 @@
 //	config.go      the config file
 //	coverage.go, coverage_output.go   coverage of the system under test, its files
 //	run.go         Prepare, Sim, Run
+//	image.go, image_sim.go, memimage_*.go   guests instantiated from a copy-on-write
+//	               memory image of their data segments
+//	profile.go, profile_pprof.go   replay -profile: a CPU profile of guests and host
+//	explore.go     what internal/explore needs: GeneratePlan, RenumberFaults
 //	sweep.go, seeds.go, worker.go, runner.go       sweeps, seed specs, worker processes
 //	debug_shrink.go, debug_cause.go, debug_diverge.go
 //	               debugging, built on Run: Shrink drops and simplifies faults while the

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/seedfall/seedfall/engine/internal/disk"
@@ -22,15 +23,23 @@ import (
 
 var _ wasi.Proc = (*incarnation)(nil)
 
-// HostCall counts a host call, marks progress for the watchdog, and stops a guest the
-// host is killing.
-func (inc *incarnation) HostCall() {
+// HostCall counts a host call, marks progress for the watchdog, stops a guest the host
+// is killing, and enters the call in the profile, if any (then HostReturn leaves it).
+func (inc *incarnation) HostCall(mod api.Module, name string) bool {
 	inc.w.stats.HostCalls++
 	inc.w.steps.Add(1) // progress, for the watchdog
 	if inc.killed {
 		panic(sys.NewExitError(exitCrashed))
 	}
+	if p := inc.w.opt.prof; p != nil {
+		p.enter(inc, mod, name)
+		return true
+	}
+	return false
 }
+
+// HostReturn leaves a profiled host call.
+func (inc *incarnation) HostReturn() { inc.w.opt.prof.leave(inc) }
 
 // Args is the guest's argv: the node's name, then its configured args.
 func (inc *incarnation) Args() []string {

@@ -65,12 +65,19 @@ func (inc *incarnation) main() {
 		return
 	}
 	ctx := wasi.WithProcess(context.Background(), inc.host)
-	if alloc := memoryAllocator(); alloc != nil {
+	if alloc := inc.node.alloc; alloc != nil {
 		ctx = experimental.WithMemoryAllocator(ctx, alloc)
+	}
+	prof := w.opt.prof
+	if prof != nil {
+		prof.instantiating(inc)
 	}
 	mod, err := w.sim.rt.InstantiateModule(ctx, inc.node.module, wazero.NewModuleConfig().WithName("").WithStartFunctions())
 	if err == nil {
 		inc.mod = mod
+		if prof != nil {
+			prof.running(inc)
+		}
 		start := mod.ExportedFunction("_start")
 		if start == nil {
 			err = fmt.Errorf("module has no _start")
@@ -86,9 +93,15 @@ func (inc *incarnation) main() {
 			code, msg = 2, err.Error()
 		}
 	}
+	if prof != nil {
+		prof.exited(inc)
+	}
 	if mod != nil {
 		inc.collectCoverage(mod.Memory())
 		mod.Close(context.Background())
+	}
+	if prof != nil {
+		prof.closed()
 	}
 	inc.finish(code, msg)
 	w.yield <- struct{}{}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/seedfall/seedfall/engine/internal/build"
 	"github.com/seedfall/seedfall/engine/internal/goloc"
@@ -29,6 +30,11 @@ type Sim struct {
 	locs       []*goloc.Table // per module, AllNodes order; nil: no source locations
 	wasmPaths  []string
 	wasmHashes []string // per module, for Provenance
+	// allocs supply each module's guest memories; imageErrs say why a module is not on
+	// the image path (image_sim.go); closers release the images.
+	allocs     []experimental.MemoryAllocator
+	imageErrs  []error
+	closers    []func()
 	antithesis bool
 	// unsafeHostClock: see PrepareOptions.UnsafeHostClock.
 	unsafeHostClock bool
@@ -48,6 +54,10 @@ type PrepareOptions struct {
 	// UnsafeHostClock lets guests that import seedfall.test_host_clock read the host's
 	// wall clock: a deliberate nondeterminism, for testing that -check catches it.
 	UnsafeHostClock bool
+	// PlainInstantiate instantiates every module as wazero does, applying its data
+	// segments each time, instead of from a memory image (image.go): for comparing the
+	// two paths.
+	PlainInstantiate bool
 }
 
 // Prepare builds every node for wasip1 and compiles the modules.
@@ -120,12 +130,14 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 		if strings.Contains(string(data), "ANTITHESIS_SDK_LOCAL_OUTPUT") {
 			s.antithesis = true
 		}
-		m, err := s.rt.CompileModule(ctx, data)
+		m, alloc, imageErr, err := s.compileNode(ctx, data, opt.PlainInstantiate)
 		if err != nil {
-			s.rt.Close(ctx)
+			s.Close()
 			return nil, fmt.Errorf("compile node %q: %w", nodes[i].Name, err)
 		}
 		s.modules = append(s.modules, m)
+		s.allocs = append(s.allocs, alloc)
+		s.imageErrs = append(s.imageErrs, imageErr)
 		s.wasmHashes = append(s.wasmHashes, wasmHash(data))
 		loc, lerr := goloc.Load(data)
 		if lerr != nil && opt.Progress != nil {
@@ -137,8 +149,15 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 	return s, nil
 }
 
-// Close releases the runtime.
-func (s *Sim) Close() error { return s.rt.Close(context.Background()) }
+// Close releases the runtime and the memory images.
+func (s *Sim) Close() error {
+	err := s.rt.Close(context.Background())
+	for _, c := range s.closers {
+		c()
+	}
+	s.closers = nil
+	return err
+}
 
 // Config returns the sim's config.
 func (s *Sim) Config() *Config { return s.cfg }
@@ -164,6 +183,9 @@ type RunOptions struct {
 	FutureSeed uint64
 	// OutDir receives files a run writes (Porcupine visualizations).
 	OutDir string
+	// Profile, when set, collects a CPU profile of the run (profile.go). It reads the
+	// host clock, but only for the profile: the run and its trace are the same without.
+	Profile *Profiler
 }
 
 // Run runs one seed.
@@ -175,10 +197,11 @@ func (s *Sim) Run(ctx context.Context, seed uint64, opt RunOptions) *Result {
 		plan: opt.Plan, keepTrace: opt.Trace || opt.Check, mutation: opt.Mutation,
 		reseedAt: opt.ReseedAt, futureSeed: opt.FutureSeed,
 		wallBudget: time.Duration(s.cfg.Watchdog), traceHook: opt.TraceHook,
+		prof: opt.Profile,
 	}
 	w := newWorld(s, seed, ro)
 	w.outDir = opt.OutDir
-	r := w.run(ctx)
+	r := w.runProfiled(ctx)
 	if !opt.Check || r.Verdict == VerdictWatchdog {
 		return r
 	}

@@ -182,8 +182,15 @@ func (w *world) wake(inc *incarnation) {
 // park gives the token back to the scheduler and waits to be resumed. A host function
 // calls it with inc.state already set (runnable or blocked).
 func (inc *incarnation) park() {
+	prof := inc.w.opt.prof
+	if prof != nil {
+		prof.park(inc)
+	}
 	inc.w.yield <- struct{}{}
 	<-inc.resume
+	if prof != nil {
+		prof.resume(inc)
+	}
 	if inc.killed {
 		panic(sys.NewExitError(exitCrashed))
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/seedfall/seedfall/engine/internal/disk"
 	"github.com/seedfall/seedfall/engine/internal/goloc"
@@ -27,6 +28,7 @@ type runOptions struct {
 	futureSeed uint64
 	wallBudget time.Duration
 	traceHook  func(line string) // replay streaming
+	prof       *Profiler         // nil: no profile (profile.go)
 }
 
 // world is one simulated run: nodes, virtual clock, event queue, disks, network.
@@ -84,7 +86,8 @@ type node struct {
 	cfg      NodeConfig
 	workload bool
 	module   wazero.CompiledModule
-	loc      *goloc.Table // nil: no source locations
+	alloc    experimental.MemoryAllocator // the module's guest memories; nil: wazero's
+	loc      *goloc.Table                 // nil: no source locations
 	disk     *disk.FS
 	host     *netsim.Host
 	inc      *incarnation // current incarnation, nil while down
@@ -205,7 +208,7 @@ func newWorld(s *Sim, seed uint64, opt runOptions) *world {
 	for i, nc := range s.cfg.AllNodes() {
 		n := &node{
 			idx: i, name: nc.Name, cfg: nc, workload: i == len(s.cfg.Nodes),
-			module: s.modules[i], loc: s.locs[i], host: &netsim.Host{Idx: i, Name: nc.Name},
+			module: s.modules[i], alloc: s.allocs[i], loc: s.locs[i], host: &netsim.Host{Idx: i, Name: nc.Name},
 		}
 		n.disk = disk.New(disk.Options{
 			StrictDirs:      s.cfg.StrictDirs,

@@ -29,6 +29,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "sweep seeds in parallel: seedfall run -c seedfall.json -seeds 1-1000 [-check]", cmdRun},
+		{"explore", "feedback-directed search over fault plans: seedfall explore -c seedfall.json -runs 400", cmdExplore},
 		{"replay", "replay one seed exactly and print its trace: seedfall replay -seed 9 [-faults plan.json]", cmdReplay},
 		{"shrink", "cut a failing seed's faults to the few that matter: seedfall shrink -seed 9", cmdShrink},
 		{"cause", "P(fail) over time from alternate futures: seedfall cause -seed 9", cmdCause},

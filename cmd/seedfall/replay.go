@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/seedfall/seedfall/engine"
@@ -23,6 +24,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	check := fs.Bool("check", false, "run twice and compare traces")
 	mutation := fs.String("mutation", "", "run under a durability mutation of the simulated OS")
 	quiet := fs.Bool("q", false, "do not print the trace")
+	profile := fs.String("profile", "", "write a CPU profile of the guests (pprof format, for go tool pprof) to `file`")
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
@@ -57,7 +59,28 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !*jsonOut && !*quiet {
 		opt.TraceHook = func(l string) { fmt.Fprintln(stdout, l) }
 	}
+	var profFile *os.File
+	if *profile != "" {
+		// Created before the run: a bad path fails now, not after it.
+		f, err := os.Create(*profile)
+		if err != nil {
+			fmt.Fprintf(stderr, "seedfall replay: -profile: %v\n", err)
+			return exitUsage
+		}
+		profFile = f
+		opt.Profile = engine.NewProfiler(sim)
+	}
 	r := sim.Run(ctx, *seed, opt)
+	if profFile != nil {
+		_, err := opt.Profile.WriteTo(profFile)
+		if cerr := profFile.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "seedfall replay: -profile %s: %v\n", *profile, err)
+			return exitUsage
+		}
+	}
 	if *save != "" {
 		if err := cli.SavePlan(*save, &engine.FaultPlan{Seed: *seed, Faults: r.Faults, Provenance: now}); err != nil {
 			fmt.Fprintf(stderr, "seedfall replay: -save: %v\n", err)

@@ -31,8 +31,18 @@ func propertyRows(ps []engine.PropertySummary) []report.Property {
 // printSweep prints failures, the property table and the summary line; it returns the
 // exit code.
 func printSweep(w io.Writer, s cli.SweepSummary, cfgArg string) int {
+	return printSweepReplay(w, s, cfgArg, nil)
+}
+
+// printSweepReplay is printSweep whose failures' replay commands get replayExtra(r) appended
+// (" -faults plan.json" for a run that replayed a plan); replayExtra may be nil.
+func printSweepReplay(w io.Writer, s cli.SweepSummary, cfgArg string, replayExtra func(*engine.Result) string) int {
 	for _, g := range s.Signatures {
-		printFailure(w, g.First, cfgArg, "")
+		more := ""
+		if replayExtra != nil {
+			more = replayExtra(g.First)
+		}
+		printFailure(w, g.First, cfgArg, more)
 		if len(g.Seeds) > 1 {
 			shown := g.Seeds
 			more := ""

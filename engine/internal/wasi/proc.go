@@ -3,6 +3,8 @@ package wasi
 import (
 	"math/rand/v2"
 
+	"github.com/tetratelabs/wazero/api"
+
 	"github.com/seedfall/seedfall/engine/internal/disk"
 	"github.com/seedfall/seedfall/engine/internal/netsim"
 )
@@ -33,9 +35,12 @@ import (
 type Proc interface {
 	netsim.Owner
 
-	// HostCall is called on entry to every host function; it counts the call and stops
-	// the guest (panics with its exit) if the host is killing it.
-	HostCall()
+	// HostCall is called on entry to every host function (name: its import name; mod:
+	// the calling instance); it counts the call and stops the guest (panics with its
+	// exit) if the host is killing it. It returns true when the call is profiled (replay
+	// -profile): HostReturn is then called when the host function returns or unwinds.
+	HostCall(mod api.Module, name string) bool
+	HostReturn()
 
 	// Args and Environ are the process's argv and environment, in a fixed order.
 	Args() []string

@@ -198,7 +198,9 @@ func buildHost(ctx context.Context, rt wazero.Runtime, module string, fns []wasi
 		}
 		b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
 			h := processOf(ctx)
-			h.p.HostCall()
+			if h.p.HostCall(mod, f.name) {
+				defer h.p.HostReturn()
+			}
 			r := f.fn(h, mod.Memory(), stack)
 			if !f.noRet {
 				stack[0] = uint64(r)

@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestProfileDoesNotShapeRun: a profiled run has the same trace as an unprofiled one, on
+// a seed with crashes and restarts.
+func TestProfileDoesNotShapeRun(t *testing.T) {
+	s := benchSim(t, "../examples/kvlog/seedfall.json")
+	for _, seed := range []uint64{2, 3} {
+		p := NewProfiler(s)
+		a := s.Run(context.Background(), seed, RunOptions{Trace: true, Profile: p})
+		b := s.Run(context.Background(), seed, RunOptions{Trace: true})
+		if d := diverge(a.Trace, b.Trace); d != nil || a.TraceHash != b.TraceHash {
+			t.Fatalf("seed %d: profiled and unprofiled traces differ: %+v", seed, d)
+		}
+		if len(p.samples) == 0 || a.Stats.Incarnations < 2 {
+			t.Fatalf("seed %d: %d samples, %d incarnations", seed, len(p.samples), a.Stats.Incarnations)
+		}
+	}
+}
+
+// TestProfilePprofReadable writes a profile of kvlog runs and reads it back with
+// go tool pprof: guest Go stacks per node, host frames, the world.
+func TestProfilePprofReadable(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal("go tool pprof needs the go command: ", err)
+	}
+	s := benchSim(t, "../examples/kvlog/seedfall.json")
+	p := NewProfiler(s)
+	for seed := uint64(1); seed <= 3; seed++ {
+		s.Run(context.Background(), seed, RunOptions{Profile: p})
+	}
+	path := filepath.Join(t.TempDir(), "kvlog.pb.gz")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.WriteTo(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	out, err := exec.Command(gobin, "tool", "pprof", "-traces", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof -traces: %v\n%s", err, out)
+	}
+	text := string(out)
+	for _, want := range []string{"Type: time", "[node] server", "[node] client", "[host] fd_write", "[host] instantiate",
+		"[seedfall] world", "kvstore.(*Store).append", "main.(*client).put", "runtime.main"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("pprof -traces lacks %q", want)
+		}
+	}
+	// Each stack belongs to one node, decoded with that node's symbol table: kvstore is
+	// the server's, the client's request loop the client's.
+	blocks := strings.Split(text, "-----------+-------------------------------------------------------")
+	var server, client int
+	for _, b := range blocks {
+		switch {
+		case strings.Contains(b, "[node] client"):
+			client++
+			if strings.Contains(b, "kvstore.") || strings.Contains(b, "[node] server") {
+				t.Fatalf("a client stack with server frames:\n%s", b)
+			}
+		case strings.Contains(b, "[node] server"):
+			server++
+			if strings.Contains(b, "main.(*client)") {
+				t.Fatalf("a server stack with client frames:\n%s", b)
+			}
+		}
+	}
+	if server < 5 || client < 5 {
+		t.Fatalf("%d server and %d client stacks:\n%s", server, client, text)
+	}
+
+	// The values add up: -top's total is the sum of every sample's time.
+	top, err := exec.Command(gobin, "tool", "pprof", "-top", "-sample_index=count", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof -top: %v\n%s", err, top)
+	}
+	if !strings.Contains(string(top), "[host] clock_time_get") {
+		t.Errorf("pprof -top (count) lacks the clock calls:\n%s", top)
+	}
+}
