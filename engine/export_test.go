@@ -8,6 +8,3 @@ func SetCPUClock(f func() (time.Duration, bool)) (restore func()) {
 	cpuClock = f
 	return func() { cpuClock = old }
 }
-
-// ChildCPU reads a process's CPU time as the worker pool does.
-var ChildCPU = childCPU

@@ -86,49 +86,28 @@ func (wk *worker) run(ctx context.Context, req any, limit time.Duration) (*Resul
 	if wk.served == 0 {
 		limit += startAllowance
 	}
-	cpu0, cpuKnown := wk.cpu()
+	// The limit is wall-clock time alone: it is the backstop for a worker that hangs
+	// (a guest spinning where the worker's own watchdog cannot see it, a worker that
+	// blocks), which may burn no CPU at all. The watchdog inside the worker, which also
+	// counts CPU time, is what spares a starved run; this limit is 10 budgets and more.
 	t := time.NewTimer(limit)
 	defer t.Stop()
-	waited := limit
-	for {
-		select {
-		case a := <-ch:
-			if a.err != nil {
-				return nil, a.err
-			}
-			var r Result
-			if err := json.Unmarshal(a.line, &r); err != nil {
-				return nil, fmt.Errorf("bad answer from worker: %w", err)
-			}
-			wk.served++
-			return &r, nil
-		case <-t.C:
-			// The limit is wall-clock time and the worker's CPU time, as for the
-			// watchdog inside it: a worker that a loaded machine starves has not
-			// overrun, up to starvedFactor limits of wall-clock time.
-			if cpu, ok := wk.cpu(); cpuKnown && ok && cpu-cpu0 < limit && waited < starvedFactor*limit {
-				step := max(limit/4, time.Second)
-				waited += step
-				t.Reset(step)
-				continue
-			}
-			return nil, fmt.Errorf("timeout")
-		case <-ctx.Done():
-			return nil, ctx.Err()
+	select {
+	case a := <-ch:
+		if a.err != nil {
+			return nil, a.err
 		}
+		var r Result
+		if err := json.Unmarshal(a.line, &r); err != nil {
+			return nil, fmt.Errorf("bad answer from worker: %w", err)
+		}
+		wk.served++
+		return &r, nil
+	case <-t.C:
+		return nil, fmt.Errorf("timeout")
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-}
-
-// starvedFactor bounds how long a worker that uses less CPU than its limit is waited for:
-// starvedFactor limits of wall-clock time (a worker that is blocked, not starved).
-const starvedFactor = 10
-
-// cpu is the CPU time the worker process has used so far, where the OS tells it.
-func (wk *worker) cpu() (time.Duration, bool) {
-	if wk.cmd.Process == nil {
-		return 0, false
-	}
-	return childCPU(wk.cmd.Process.Pid)
 }
 
 func (wk *worker) stop() {
