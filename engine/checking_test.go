@@ -63,7 +63,7 @@ func seeds(lo, hi uint64) []uint64 {
 
 func sweep(t *testing.T, s *engine.Sim, ss []uint64) []*engine.Result {
 	t.Helper()
-	rs := s.Sweep(context.Background(), ss, engine.SweepOptions{OutDir: t.TempDir()})
+	rs := s.Sweep(context.Background(), ss, engine.SweepOptions{RunOptions: engine.RunOptions{OutDir: t.TempDir()}})
 	if len(rs) != len(ss) {
 		t.Fatalf("sweep returned %d results for %d seeds", len(rs), len(ss))
 	}

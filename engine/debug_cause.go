@@ -21,9 +21,9 @@ type CauseOptions struct {
 	Workers int
 	// Progress is called as futures complete.
 	Progress func(done, total int)
-	// Run runs each seed (default: the Sim's own Run, in this process); a Runner's Run
-	// runs them in worker processes.
-	Run RunFunc
+	// Run runs each seed (default: the Sim's own Run, in this process); a worker pool's
+	// Run (internal/worker) runs them in worker processes.
+	Run func(ctx context.Context, seed uint64, opt RunOptions) *Result
 }
 
 // Moment is one point of the P(fail) curve.

@@ -17,9 +17,9 @@ type ShrinkOptions struct {
 	Budget time.Duration
 	// Progress is called after each batch of runs.
 	Progress func(runs, faults int)
-	// Run runs each seed (default: the Sim's own Run, in this process); a Runner's Run
-	// runs them in worker processes.
-	Run RunFunc
+	// Run runs each seed (default: the Sim's own Run, in this process); a worker pool's
+	// Run (internal/worker) runs them in worker processes.
+	Run func(ctx context.Context, seed uint64, opt RunOptions) *Result
 }
 
 // ShrinkResult is a minimal fault plan that still produces the original failure.

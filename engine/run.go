@@ -165,27 +165,36 @@ func (s *Sim) Config() *Config { return s.cfg }
 // WasmPaths are the built modules, one per node in AllNodes order.
 func (s *Sim) WasmPaths() []string { return s.wasmPaths }
 
-// RunOptions tune one run.
+// RunOptions tune one run. They are the one description of how to run a seed: an
+// in-process run, a sweep (SweepOptions embeds them) and a worker process (which
+// receives them as JSON) all take this type. The fields that cannot cross a process
+// boundary (functions, the profiler) are left out of the JSON.
 type RunOptions struct {
 	// Plan replays this fault plan instead of drawing one from the seed.
-	Plan *FaultPlan
+	Plan *FaultPlan `json:"plan,omitempty"`
 	// Trace keeps the full trace in Result.Trace.
-	Trace bool
-	// TraceHook receives every trace line as it is written (may be nil).
-	TraceHook func(string)
+	Trace bool `json:"trace,omitempty"`
 	// Mutation runs under a durability mutation of the simulated OS.
-	Mutation string
+	Mutation string `json:"mutation,omitempty"`
 	// Check runs the seed twice and compares the traces line by line.
-	Check bool
+	Check bool `json:"check,omitempty"`
 	// ReseedAt, when > 0, re-randomizes everything after this virtual time with
 	// FutureSeed (cause).
-	ReseedAt   int64
-	FutureSeed uint64
+	ReseedAt   int64  `json:"reseed_at,omitempty"`
+	FutureSeed uint64 `json:"future_seed,omitempty"`
 	// OutDir receives files a run writes (Porcupine visualizations).
-	OutDir string
+	OutDir string `json:"outdir,omitempty"`
+
+	// TraceHook receives every trace line as it is written (may be nil).
+	TraceHook func(string) `json:"-"`
 	// Profile, when set, collects a CPU profile of the run (profile.go). It reads the
 	// host clock, but only for the profile: the run and its trace are the same without.
-	Profile *Profiler
+	Profile *Profiler `json:"-"`
+	// OnWatchdog, when set, is called by the watchdog's monitor goroutine the moment the
+	// watchdog fires, before the run returns. It must not allocate: a garbage collection
+	// under way when the guest began to spin can never finish, and an allocation may
+	// then block for good. A worker process uses it to answer even so.
+	OnWatchdog func() `json:"-"`
 }
 
 // Run runs one seed.
@@ -197,7 +206,7 @@ func (s *Sim) Run(ctx context.Context, seed uint64, opt RunOptions) *Result {
 		plan: opt.Plan, keepTrace: opt.Trace || opt.Check, mutation: opt.Mutation,
 		reseedAt: opt.ReseedAt, futureSeed: opt.FutureSeed,
 		wallBudget: time.Duration(s.cfg.Watchdog), traceHook: opt.TraceHook,
-		prof: opt.Profile,
+		prof: opt.Profile, onWatchdog: opt.OnWatchdog,
 	}
 	w := newWorld(s, seed, ro)
 	w.outDir = opt.OutDir
@@ -246,19 +255,19 @@ func (w *world) checkHistory(r *Result) {
 	}
 }
 
-// SweepOptions tune Sweep.
+// SweepOptions tune Sweep: how to run each seed, and the sweep's own knobs.
 type SweepOptions struct {
-	Workers  int
-	Check    bool
-	Mutation string
-	OutDir   string
+	RunOptions
+	// Workers is the number of seeds run at once (default: the number of CPUs).
+	Workers int
 	// OnResult is called for each result as it completes (in completion order).
 	OnResult func(*Result)
 }
 
 // Sweep runs many seeds in this process, in parallel, and returns results in seed order.
 // A guest that spins without host calls is stopped by the watchdog verdict but its
-// goroutine cannot be reclaimed; the CLI runs sweeps in worker processes instead.
+// goroutine cannot be reclaimed; the CLI runs sweeps in worker processes instead
+// (internal/worker).
 func (s *Sim) Sweep(ctx context.Context, seeds []uint64, opt SweepOptions) []*Result {
 	workers := opt.Workers
 	if workers <= 0 {
@@ -273,7 +282,7 @@ func (s *Sim) Sweep(ctx context.Context, seeds []uint64, opt SweepOptions) []*Re
 		go func() {
 			defer wg.Done()
 			for idx := range next {
-				r := s.Run(ctx, seeds[idx], RunOptions{Check: opt.Check, Mutation: opt.Mutation, OutDir: opt.OutDir})
+				r := s.Run(ctx, seeds[idx], opt.RunOptions)
 				results[idx] = r
 				if opt.OnResult != nil {
 					mu.Lock()

@@ -59,6 +59,9 @@ func (w *world) watch(budget time.Duration) <-chan struct{} {
 				default:
 					continue
 				}
+				if w.opt.onWatchdog != nil {
+					w.opt.onWatchdog()
+				}
 				close(ch)
 				return
 			}

@@ -29,6 +29,7 @@ type runOptions struct {
 	wallBudget time.Duration
 	traceHook  func(line string) // replay streaming
 	prof       *Profiler         // nil: no profile (profile.go)
+	onWatchdog func()            // RunOptions.OnWatchdog
 }
 
 // world is one simulated run: nodes, virtual clock, event queue, disks, network.

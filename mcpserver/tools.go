@@ -13,6 +13,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/cli"
+	"github.com/seedfall/seedfall/internal/worker"
 )
 
 // Limits on one call, so that an agent's typo cannot tie the machine up for a day.
@@ -158,8 +159,8 @@ func (s *Server) open(ctx context.Context, req *mcp.CallToolRequest, config stri
 // server is a long-lived process, and a guest that spins without host calls would leave
 // its instance and goroutine in it for good (and stall its garbage collector). The
 // workers live for one call.
-func (s *Server) runner(c *call) (*engine.Runner, error) {
-	r, err := cli.NewRunner(c.sim, s.workers, s.exe)
+func (s *Server) runner(c *call) (*worker.Pool, error) {
+	r, err := cli.NewPool(c.sim, s.workers, s.exe)
 	if err != nil {
 		return nil, fmt.Errorf("start workers for %s: %w", c.cfgArg, err)
 	}

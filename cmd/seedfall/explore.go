@@ -77,7 +77,7 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return code
 	}
 	defer sim.Close()
-	rn, err := cli.NewRunner(sim, *workers, "")
+	rn, err := cli.NewPool(sim, *workers, "")
 	if err != nil {
 		return bad("%v", err)
 	}

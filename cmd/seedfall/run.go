@@ -13,6 +13,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/cli"
+	"github.com/seedfall/seedfall/internal/worker"
 	"github.com/seedfall/seedfall/report"
 )
 
@@ -253,10 +254,6 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := newFlags("worker", stderr)
 	cfgPath := fs.String("c", "", "config file")
 	wasm := fs.String("wasm", "", "comma-separated module files, one per node")
-	check := fs.Bool("check", false, "")
-	mutation := fs.String("mutation", "", "")
-	outDir := fs.String("outdir", "", "")
-	runs := fs.Bool("runs", false, "serve full run requests (engine.ServeRuns) instead of seeds")
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
@@ -270,13 +267,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "worker: %v\n", err)
 		return exitUsage
 	}
-	serve := func() error {
-		return engine.ServeWorker(ctx, sim, engine.RunOptions{Check: *check, Mutation: *mutation, OutDir: *outDir}, os.Stdin, stdout)
-	}
-	if *runs {
-		serve = func() error { return engine.ServeRuns(ctx, sim, os.Stdin, stdout) }
-	}
-	if err := serve(); err != nil {
+	if err := worker.Serve(ctx, sim, os.Stdin, stdout); err != nil {
 		fmt.Fprintf(stderr, "%v\n", err)
 		return exitUsage
 	}

@@ -141,7 +141,7 @@ func TestDeterministicUnderCheck(t *testing.T) {
 		list = append(list, uint64(s))
 	}
 	partitioned := 0
-	for _, r := range prepared(t).Sweep(context.Background(), list, engine.SweepOptions{Workers: 2, Check: true}) {
+	for _, r := range prepared(t).Sweep(context.Background(), list, engine.SweepOptions{Workers: 2, RunOptions: engine.RunOptions{Check: true}}) {
 		if r.Verdict != engine.VerdictPass || !r.Checked || r.Divergence != nil {
 			t.Errorf("seed %d: %s (divergence %+v)", r.Seed, r, r.Divergence)
 		}

@@ -53,7 +53,7 @@ func TestStaleReadsAreNotLinearizable(t *testing.T) {
 	var mu sync.Mutex
 	var found *engine.Result
 	// Stop at the first failure; the rest of the 100 seeds is not needed.
-	s.Sweep(ctx, seedRange(1, 100), engine.SweepOptions{OutDir: out, OnResult: func(r *engine.Result) {
+	s.Sweep(ctx, seedRange(1, 100), engine.SweepOptions{RunOptions: engine.RunOptions{OutDir: out}, OnResult: func(r *engine.Result) {
 		mu.Lock()
 		defer mu.Unlock()
 		if r.Failure != nil && r.Failure.Kind == "linearizability" && (found == nil || r.Seed < found.Seed) {
@@ -100,7 +100,7 @@ func TestCorrectServerIsLinearizable(t *testing.T) {
 	if testing.Short() {
 		n = 20
 	}
-	rs := s.Sweep(context.Background(), seedRange(1, n), engine.SweepOptions{OutDir: t.TempDir()})
+	rs := s.Sweep(context.Background(), seedRange(1, n), engine.SweepOptions{RunOptions: engine.RunOptions{OutDir: t.TempDir()}})
 	if len(rs) != int(n) {
 		t.Fatalf("%d results for %d seeds", len(rs), n)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/worker"
 )
 
 // SweepSpec is what a sweep needs; run, mutate, ci and mcp share it.
@@ -37,7 +38,7 @@ type SweepSpec struct {
 	// are serialized.
 	OnProgress func(done, failed, total int)
 	// Pool is reused across sweeps (nil: start and stop a pool for this sweep).
-	Pool *engine.Pool
+	Pool *worker.Pool
 	// Executable is the seedfall binary a pool started for this sweep runs as
 	// `seedfall worker` (default: this process's executable).
 	Executable string
@@ -89,12 +90,13 @@ func Sweep(ctx context.Context, sp SweepSpec) ([]*engine.Result, error) {
 			fmt.Fprintln(sp.Progress, line)
 		}
 	}
+	opt := engine.RunOptions{Check: sp.Check, Mutation: sp.Mutation, OutDir: sp.OutDir}
 	workers := sp.Workers
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
 	if sp.InProc {
-		results := sp.Sim.Sweep(ctx, sp.Seeds, engine.SweepOptions{Workers: workers, Check: sp.Check, Mutation: sp.Mutation, OutDir: sp.OutDir, OnResult: onResult})
+		results := sp.Sim.Sweep(ctx, sp.Seeds, engine.SweepOptions{RunOptions: opt, Workers: workers, OnResult: onResult})
 		if ctx.Err() != nil {
 			kept := results[:0]
 			for _, r := range results {
@@ -114,7 +116,7 @@ func Sweep(ctx context.Context, sp SweepSpec) ([]*engine.Result, error) {
 		}
 		defer pool.Close()
 	}
-	return pool.Sweep(ctx, sp.Seeds, engine.SeedRequest{Mutation: sp.Mutation, Check: sp.Check}, onResult)
+	return pool.Sweep(ctx, sp.Seeds, opt, onResult)
 }
 
 // ProgressLine is a sweep's progress after done of total seeds (failed of them failed)
@@ -129,9 +131,11 @@ func ProgressLine(done, failed, total int, el time.Duration) string {
 	return fmt.Sprintf("%d/%d seeds, %d failed, %.1f seeds/s, ETA %s", done, total, failed, rate, eta)
 }
 
-// NewPool starts worker processes of the seedfall binary exe (default: this process's
-// executable) for the sim's config and modules.
-func NewPool(sim *engine.Sim, workers int, exe string) (*engine.Pool, error) {
+// NewPool makes a pool of `seedfall worker` processes of the binary exe (default: this
+// process's executable) for the sim's config and modules, to run seeds out of this
+// process: sweeps, and the runs of shrink, cause and explore. A guest spinning without
+// host calls then costs a worker process, never this one. Workers start on first use.
+func NewPool(sim *engine.Sim, workers int, exe string) (*worker.Pool, error) {
 	if exe == "" {
 		var err error
 		if exe, err = os.Executable(); err != nil {
@@ -140,7 +144,7 @@ func NewPool(sim *engine.Sim, workers int, exe string) (*engine.Pool, error) {
 	}
 	cfg := sim.Config()
 	args := []string{"worker", "-c", cfg.Path, "-wasm", strings.Join(sim.WasmPaths(), ",")}
-	return engine.NewPool(cfg, engine.IsolatedOptions{
+	return worker.NewPool(cfg, worker.Options{
 		Workers: workers,
 		Command: func() *exec.Cmd {
 			cmd := exec.Command(exe, args...)

@@ -31,7 +31,7 @@ type Options struct {
 	StopAtFailure bool
 	// Run runs one seed with a plan (nil: the seed's own). It must keep the trace
 	// (RunOptions.Trace): the features come from it.
-	Run engine.RunFunc
+	Run func(ctx context.Context, seed uint64, opt engine.RunOptions) *engine.Result
 	// Sim gives the config's fault rates for the operators that draw new faults.
 	Sim *engine.Sim
 	// OnRun is called after each run, in sequence order.

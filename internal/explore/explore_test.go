@@ -17,7 +17,7 @@ import (
 // once, idle, at a time of its own. The run fails only when a crash interrupts the log's
 // fsync in the server's second or later life — a crash during recovery's aftermath that
 // a seed's own idle crashes never cause, which only plan edits reach.
-func fakeRun(calls *atomic.Int64) engine.RunFunc {
+func fakeRun(calls *atomic.Int64) func(context.Context, uint64, engine.RunOptions) *engine.Result {
 	return func(ctx context.Context, seed uint64, opt engine.RunOptions) *engine.Result {
 		calls.Add(1)
 		var faults []engine.Fault
