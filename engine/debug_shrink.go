@@ -156,6 +156,13 @@ func (s *Sim) Shrink(ctx context.Context, seed uint64, opt ShrinkOptions) (*Shri
 	if final.Verdict != VerdictFail || final.Failure == nil || final.Failure.Signature != sig {
 		return nil, fmt.Errorf("seed %d: the minimal plan stopped reproducing the failure (a determinism bug)", seed)
 	}
+	// A crash armed by time in the original run keeps that time as the key of its
+	// tearing, but it is no time of the minimal plan's run (where the crash fires
+	// earlier or later): it moves to StreamNS, which keys the same stream, so the trace
+	// is the same (checked by the replay below) and cause reads no stale arming time.
+	if plain := withoutArmed(final.Faults); plain != nil {
+		final.Faults = plain
+	}
 	res.Plan = &FaultPlan{Seed: seed, Faults: final.Faults}
 	again := run(ctx, seed, RunOptions{Plan: res.Plan})
 	res.Runs++
@@ -166,6 +173,24 @@ func (s *Sim) Shrink(ctx context.Context, seed uint64, opt ShrinkOptions) (*Shri
 	return res, nil
 }
 
+// withoutArmed returns fs with every ArmedNS moved to StreamNS (where that is not set
+// already), or nil when none is set.
+func withoutArmed(fs []Fault) []Fault {
+	var out []Fault
+	for i, f := range fs {
+		if f.ArmedNS != 0 {
+			if out == nil {
+				out = append([]Fault(nil), fs...)
+			}
+			if f.StreamNS == 0 {
+				out[i].StreamNS = f.ArmedNS
+			}
+			out[i].ArmedNS = 0
+		}
+	}
+	return out
+}
+
 // simplifications proposes simpler variants of one fault, simplest first.
 func simplifications(f Fault) []Fault {
 	var out []Fault
@@ -173,7 +198,7 @@ func simplifications(f Fault) []Fault {
 	case FaultCrash:
 		if f.DiskOp > 0 {
 			g := f
-			g.DiskOp, g.Incarnation, g.Where, g.MidOp = 0, 0, "", false
+			g.DiskOp, g.Incarnation, g.Where, g.MidOp, g.ArmedNS, g.StreamNS = 0, 0, "", false, 0, 0
 			out = append(out, g)
 		}
 	case FaultPartition, FaultPause, FaultLatency:

@@ -54,7 +54,7 @@ func (inc *incarnation) CrashNow(op wasi.DiskOp, partial string) {
 		for _, a := range n.armed {
 			if a.Kind == FaultCrash && a.Incarnation == inc.n && a.DiskOp == op.N {
 				f.RestartNS = a.RestartNS
-				f.ArmedNS = a.ArmedNS
+				f.ArmedNS, f.StreamNS = a.ArmedNS, a.StreamNS
 			}
 		}
 	}
@@ -100,6 +100,9 @@ func (inc *incarnation) crashStream() *rand.Rand {
 				planAt = -a.DiskOp
 				if a.ArmedNS > 0 {
 					planAt = a.ArmedNS
+				}
+				if a.StreamNS > 0 {
+					planAt = a.StreamNS
 				}
 			}
 		}

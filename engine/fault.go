@@ -30,8 +30,14 @@ type Fault struct {
 	// MidOp asks for the crash to happen during the node's first disk op at or after AtNS.
 	// When it fires, DiskOp and Incarnation record where, so the plan replays exactly.
 	MidOp bool `json:"mid_op,omitempty"`
-	// ArmedNS is when a mid-op crash was armed (it fires at the next disk op after it).
-	ArmedNS     int64    `json:"armed_ns,omitempty"`
+	// ArmedNS is when a mid-op crash was armed in this run (it fires at the next disk op
+	// after it); it also keys the crash's random stream (how much of the op lands, what
+	// the disk keeps), unless StreamNS is set.
+	ArmedNS int64 `json:"armed_ns,omitempty"`
+	// StreamNS keys the crash's random stream in place of ArmedNS: a shrunk plan moves
+	// the arming time of the run that first drew the crash here, so that the crash tears
+	// the same way while the plan states no arming time that its own run does not have.
+	StreamNS    int64    `json:"stream_ns,omitempty"`
 	DiskOp      int64    `json:"disk_op,omitempty"`
 	Incarnation int      `json:"incarnation,omitempty"`
 	RestartNS   int64    `json:"restart_ns,omitempty"`

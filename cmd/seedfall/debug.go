@@ -42,7 +42,15 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return code
 	}
 	defer sim.Close()
-	res, err := sim.Shrink(ctx, *seed, engine.ShrinkOptions{Plan: plan, Workers: *workers, Budget: *budget})
+	// The runs happen in worker processes, as a sweep's do: a guest that spins without
+	// host calls costs a worker, never this process.
+	pool, err := cli.NewPool(sim, *workers, "")
+	if err != nil {
+		fmt.Fprintf(stderr, "seedfall shrink: %v\n", err)
+		return exitUsage
+	}
+	defer pool.Close()
+	res, err := sim.Shrink(ctx, *seed, engine.ShrinkOptions{Plan: plan, Workers: *workers, Budget: *budget, Run: pool.Run})
 	if err != nil {
 		fmt.Fprintf(stderr, "seedfall shrink: %v\n", err)
 		return exitUsage
@@ -117,8 +125,14 @@ func cmdCause(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return code
 	}
 	defer sim.Close()
+	pool, err := cli.NewPool(sim, *workers, "") // as shrink's: runs in worker processes
+	if err != nil {
+		fmt.Fprintf(stderr, "seedfall cause: %v\n", err)
+		return exitUsage
+	}
+	defer pool.Close()
 	tty := cli.IsTerminal(stderr)
-	res, err := sim.Cause(ctx, *seed, engine.CauseOptions{Plan: plan, Moments: *moments, Futures: *futures, Workers: *workers,
+	res, err := sim.Cause(ctx, *seed, engine.CauseOptions{Plan: plan, Moments: *moments, Futures: *futures, Workers: *workers, Run: pool.Run,
 		Progress: func(done, total int) {
 			if tty && (done%20 == 0 || done == total) {
 				fmt.Fprintf(stderr, "\r\033[K%d/%d futures", done, total)

@@ -30,13 +30,27 @@ func firstBuggyFailure(t *testing.T) uint64 {
 
 // TestShrinkReplaysInAnotherProcess is issue 5's acceptance 1: a failing kvlog seed
 // shrinks to the faults that matter, and the saved plan replays to the same failure in
-// a separate process.
+// a separate process. Shrink's runs happen in worker processes, and the saved plan
+// states no stale arming time (armed_ns) from the unshrunk run.
 func TestShrinkReplaysInAnotherProcess(t *testing.T) {
 	seed := firstBuggyFailure(t)
 	plan := filepath.Join(t.TempDir(), "plan.json")
+	workers := workerLog(t)
 	code, stdout, stderr := runCLI(t, "shrink", "-c", kvlogBuggy, "-seed", itoa(seed), "-o", plan, "-json")
 	if code != exitFail {
 		t.Fatalf("shrink: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if n := workers(); n == 0 {
+		t.Errorf("shrink started no worker process: its runs happened in the command's own")
+	}
+	var saved engine.FaultPlan
+	if data, err := os.ReadFile(plan); err != nil || json.Unmarshal(data, &saved) != nil {
+		t.Fatalf("read the saved plan: %v", err)
+	}
+	for _, f := range saved.Faults {
+		if f.ArmedNS != 0 {
+			t.Errorf("saved plan keeps armed_ns %d from the unshrunk run: %+v", f.ArmedNS, f)
+		}
 	}
 	var sh struct {
 		FaultsBefore  int  `json:"faults_before"`
@@ -111,9 +125,13 @@ func TestCauseNamesTheCrashMidWrite(t *testing.T) {
 	if err := os.WriteFile(withBystander, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	workers := workerLog(t)
 	code, stdout, stderr := runCLI(t, "cause", "-c", kvlogBuggy, "-seed", itoa(seed), "-faults", withBystander, "-moments", "8", "-futures", "16", "-json")
 	if code != exitPass {
 		t.Fatalf("cause: exit %d\n%s", code, stderr)
+	}
+	if workers() == 0 {
+		t.Errorf("cause started no worker process: its runs happened in the command's own")
 	}
 	var res struct {
 		Moments []struct {

@@ -2,7 +2,10 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -17,6 +20,13 @@ import (
 // command line is kept.
 func TestMain(m *testing.M) {
 	if os.Getenv("SEEDFALL_AS_CLI") == "1" {
+		if log := os.Getenv("SEEDFALL_TEST_WORKER_LOG"); log != "" && len(os.Args) > 1 && os.Args[1] == "worker" {
+			// For the tests that a command runs its seeds in worker processes.
+			if f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+				fmt.Fprintf(f, "worker %d\n", os.Getpid())
+				f.Close()
+			}
+		}
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	flag.Parse()
@@ -24,4 +34,15 @@ func TestMain(m *testing.M) {
 		f.Value.Set((25 * time.Minute).String())
 	}
 	os.Exit(m.Run())
+}
+
+// workerLog makes the worker processes that the test's commands start log themselves to
+// a file, and returns a func that counts them.
+func workerLog(t *testing.T) func() int {
+	path := filepath.Join(t.TempDir(), "workers.log")
+	t.Setenv("SEEDFALL_TEST_WORKER_LOG", path)
+	return func() int {
+		data, _ := os.ReadFile(path)
+		return strings.Count(string(data), "worker ")
+	}
 }

@@ -204,7 +204,7 @@ func shiftFault(r *rand.Rand, e *Entry, env *Env) (uint64, []engine.Fault, bool)
 	f.AtNS = max(0, f.AtNS+r.Int64N(2*span+1)-span)
 	if f.DiskOp > 0 {
 		f.MidOp = true
-		f.DiskOp, f.Incarnation, f.ArmedNS, f.Where = 0, 0, 0, ""
+		f.DiskOp, f.Incarnation, f.ArmedNS, f.StreamNS, f.Where = 0, 0, 0, 0, ""
 	}
 	fs = append(fs[:i], fs[i+1:]...)
 	return e.Seed, engine.RenumberFaults(insert(fs, f)), true
