@@ -219,7 +219,7 @@ func groupFailures(results []engine.Result) []*group {
 			continue
 		}
 		if res.Failure == nil {
-			res.Failure = &engine.Failure{Kind: string(res.Verdict), Reason: fmt.Sprintf("run %s", res.Verdict), AtNS: res.EndNS}
+			res.Failure = &engine.Failure{Kind: engine.FailureKind(res.Verdict), Reason: fmt.Sprintf("run %s", res.Verdict), AtNS: res.EndNS}
 			if res.Verdict == engine.VerdictWatchdog {
 				res.Failure.Reason = "run exceeded its wall-clock budget (a guest spinning without host calls)"
 			}
@@ -418,7 +418,7 @@ func (r *runner) buildData(results []engine.Result, groups []*group, fixed []str
 		rg := report.Group{
 			Signature:    g.sig,
 			Status:       g.status,
-			Kind:         rep.Failure.Kind,
+			Kind:         string(rep.Failure.Kind),
 			Reason:       rep.Failure.Reason,
 			Seeds:        g.seeds(),
 			FaultClasses: engine.FaultClasses(rep),
@@ -587,7 +587,7 @@ func nextBaseline(base *Baseline, groups []*group, fixed []string, results []eng
 			}
 		}
 		e.Seeds = unionSeeds(keep, g.seeds())
-		e.Kind, e.Reason = rep.Failure.Kind, rep.Failure.Reason
+		e.Kind, e.Reason = string(rep.Failure.Kind), rep.Failure.Reason
 		if len(g.shrunk) > 0 {
 			e.Shrunk = g.shrunk
 		}

@@ -50,7 +50,7 @@ func (e *fakeEngine) result(seed uint64) engine.Result {
 	}
 	crash := engine.Fault{AtNS: int64(seed) * 1000, Kind: engine.FaultCrash, Node: "server", DiskOp: int64(seed), RestartNS: 5e6}
 	part := engine.Fault{AtNS: int64(seed)*1000 + 1, Kind: engine.FaultPartition, Node: "server", Peers: []string{"client"}, DurationNS: 1e9}
-	fail := func(kind, reason string) {
+	fail := func(kind engine.FailureKind, reason string) {
 		r.Verdict = engine.VerdictFail
 		r.Faults = []engine.Fault{crash, part}
 		r.Failure = &engine.Failure{Kind: kind, Reason: reason, Node: "client#1", AtNS: int64(seed)*1000 + 5}

@@ -32,7 +32,7 @@ func (s *Sim) check(ctx context.Context, seed uint64, ro runOptions, opt RunOpti
 	}
 	if r.Divergence != nil && r.Failure == nil {
 		r.Verdict = VerdictFail
-		r.Failure = &Failure{Kind: "nondeterminism", AtNS: r.EndNS,
+		r.Failure = &Failure{Kind: KindNondeterminism, AtNS: r.EndNS,
 			Reason: fmt.Sprintf("two runs of seed %d differ at trace line %d", seed, r.Divergence.Line)}
 		r.Failure.Signature = Signature(r)
 	}

@@ -193,22 +193,10 @@ func withoutArmed(fs []Fault) []Fault {
 
 // simplifications proposes simpler variants of one fault, simplest first.
 func simplifications(f Fault) []Fault {
-	var out []Fault
-	switch f.Kind {
-	case FaultCrash:
-		if f.DiskOp > 0 {
-			g := f
-			g.DiskOp, g.Incarnation, g.Where, g.MidOp, g.ArmedNS, g.StreamNS = 0, 0, "", false, 0, 0
-			out = append(out, g)
-		}
-	case FaultPartition, FaultPause, FaultLatency:
-		if f.DurationNS > int64(time.Millisecond) {
-			g := f
-			g.DurationNS = f.DurationNS / 2
-			out = append(out, g)
-		}
+	if s := specOf(f.Kind); s != nil && s.simplify != nil {
+		return s.simplify(f)
 	}
-	return out
+	return nil
 }
 
 func split(fs []Fault, n int) [][]Fault {
@@ -237,10 +225,10 @@ func renumber(fs []Fault) []Fault {
 	out := make([]Fault, len(fs))
 	crashes := map[string]int{}
 	for i, f := range fs {
-		if f.DiskOp > 0 && (f.Kind == FaultCrash || f.Kind == FaultFsyncEIO) {
+		if f.isPinned() {
 			f.Incarnation = crashes[f.Node] + 1
 		}
-		if f.Kind == FaultCrash && f.RestartNS > 0 {
+		if s := specOf(f.Kind); s != nil && s.restarts != nil && s.restarts(f) {
 			crashes[f.Node]++
 		}
 		out[i] = f

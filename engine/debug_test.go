@@ -99,7 +99,7 @@ func TestSignatures(t *testing.T) {
 	a := &Result{Failure: &Failure{Kind: "workload-exit", Reason: `client#1: acknowledged write lost: k22=v262, server now answers "NONE"`}}
 	b := &Result{Failure: &Failure{Kind: "workload-exit", Reason: `client#3: acknowledged write lost: k7=v19, server now answers "VAL v3"`}}
 	if Signature(a) != Signature(b) {
-		t.Fatalf("same bug, different signatures: %s vs %s", SignatureKey(a), SignatureKey(b))
+		t.Fatalf("same bug, different signatures: %s vs %s", signatureKey(a), signatureKey(b))
 	}
 }
 

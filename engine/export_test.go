@@ -8,3 +8,6 @@ func SetCPUClock(f func() (time.Duration, bool)) (restore func()) {
 	cpuClock = f
 	return func() { cpuClock = old }
 }
+
+// SignatureKey is the text behind Signature, for tests' messages.
+var SignatureKey = signatureKey

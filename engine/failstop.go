@@ -24,7 +24,7 @@ func (w *world) failStopExit(inc *incarnation, detail string) {
 	recent := n.recentExits(w.now, window)
 	if len(recent) > budget {
 		w.tracef(inc.label, "exited with code %d%s (fail-stop)", inc.code, detail)
-		w.fail("fail-stop-loop", n.name, fmt.Sprintf("fail-stop restart loop: exited %d times in %s (more than max_restarts %d within restart_window %s); last %s",
+		w.fail(KindFailStopLoop, n.name, fmt.Sprintf("fail-stop restart loop: exited %d times in %s (more than max_restarts %d within restart_window %s); last %s",
 			len(recent), FormatDuration(w.now-recent[0]), budget, FormatDuration(window), last))
 		return
 	}

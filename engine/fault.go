@@ -8,7 +8,7 @@ import (
 // FaultKind names a kind of fault.
 type FaultKind string
 
-// Fault kinds. A fault plan is data: a list of Faults, generated from the seed and the
+// Fault kinds (faultkind.go holds what the engine knows of each). A fault plan is data: a list of Faults, generated from the seed and the
 // config's rates or read from a file, and replayed exactly.
 const (
 	FaultCrash     FaultKind = "crash"      // kill the node (idle, or during disk op DiskOp); restart after RestartNS (0: never)
@@ -65,45 +65,17 @@ type FaultPlan struct {
 func (f Fault) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s %s", FormatDuration(f.AtNS), f.Kind, f.Node)
-	switch f.Kind {
-	case FaultCrash:
-		if f.DiskOp > 0 {
-			fmt.Fprintf(&b, " during disk op #%d", f.DiskOp)
-			if f.Where != "" {
-				fmt.Fprintf(&b, " (%s)", f.Where)
-			}
-		}
-		if f.RestartNS > 0 {
-			fmt.Fprintf(&b, ", restart at %s", FormatDuration(f.AtNS+f.RestartNS))
-		}
-	case FaultPartition:
-		dir := "<->"
-		if f.OneWay {
-			dir = "->"
-		}
-		fmt.Fprintf(&b, " %s %s for %s", dir, strings.Join(f.Peers, ","), FormatDuration(f.DurationNS))
-	case FaultLatency:
-		fmt.Fprintf(&b, " +%s for %s", FormatDuration(f.LatencyNS), FormatDuration(f.DurationNS))
-	case FaultPause:
-		fmt.Fprintf(&b, " for %s", FormatDuration(f.DurationNS))
-	case FaultClockJump:
-		fmt.Fprintf(&b, " by %s", FormatDuration(f.JumpNS))
-	case FaultClockSkew:
-		fmt.Fprintf(&b, " %+dppm", f.SkewPPM)
-	case FaultFsyncEIO:
-		if f.DiskOp > 0 {
-			fmt.Fprintf(&b, " at disk op #%d", f.DiskOp)
-		}
+	if s := specOf(f.Kind); s != nil && s.detail != nil {
+		s.detail(&b, f)
 	}
 	return b.String()
 }
 
 // Validate checks a fault read from a plan file.
 func (f Fault) Validate() error {
-	switch f.Kind {
-	case FaultCrash, FaultPartition, FaultLatency, FaultReset, FaultPause, FaultClockJump, FaultClockSkew, FaultFsyncEIO:
-	default:
-		return fmt.Errorf("kind %q is not a fault kind (want crash, partition, latency, reset, pause, clock_jump, clock_skew or fsync_eio)", f.Kind)
+	spec := specOf(f.Kind)
+	if spec == nil {
+		return fmt.Errorf("kind %q is not a fault kind (want %s)", f.Kind, kindList())
 	}
 	if f.Node == "" {
 		return fmt.Errorf("node is required")
@@ -111,11 +83,8 @@ func (f Fault) Validate() error {
 	if f.AtNS < 0 || f.DiskOp < 0 || f.RestartNS < 0 || f.DurationNS < 0 {
 		return fmt.Errorf("at_ns, disk_op, restart_ns and duration_ns must not be negative")
 	}
-	if f.Kind == FaultClockSkew && f.SkewPPM <= -1_000_000 {
-		return fmt.Errorf("skew_ppm %d: a clock must run forward (want more than -1000000)", f.SkewPPM)
-	}
-	if f.Kind == FaultPartition && len(f.Peers) == 0 {
-		return fmt.Errorf("a partition needs peers")
+	if spec.check != nil {
+		return spec.check(f)
 	}
 	return nil
 }

@@ -258,7 +258,7 @@ func (w *world) assertHit(inc *incarnation, kind PropertyKind, cond bool, msg, d
 			d = " " + details
 		}
 		w.tracef(inc.label, "%s violated: %s%s", kind, msg, d)
-		w.fail(string(kind), inc.label, fmt.Sprintf("%s violated: %s%s", kind, msg, d))
+		w.fail(FailureKind(kind), inc.label, fmt.Sprintf("%s violated: %s%s", kind, msg, d))
 		if w.running == inc {
 			inc.yieldNow()
 		}

@@ -27,19 +27,7 @@ func (w *world) start(n *node) {
 	n.inc = inc
 	n.crashNextOp = false
 	n.midPlanned = nil
-	for _, f := range n.armed {
-		if f.Incarnation == inc.n {
-			switch f.Kind {
-			case FaultCrash:
-				inc.crashAt = f.DiskOp
-			case FaultFsyncEIO:
-				if inc.eioAt == nil {
-					inc.eioAt = map[int64]bool{}
-				}
-				inc.eioAt[f.DiskOp] = true
-			}
-		}
-	}
+	armPinned(inc, n.armed)
 	if w.sim.antithesis {
 		n.ensureAntithesisDir()
 	}
@@ -155,7 +143,7 @@ func (w *world) afterExit(inc *incarnation) {
 		if reason == "" {
 			reason = fmt.Sprintf("workload exited with code %d%s", inc.code, detail)
 		}
-		w.fail("workload-exit", inc.label, reason)
+		w.fail(KindWorkloadExit, inc.label, reason)
 		return
 	}
 	if inc.code != 0 && !inc.killed && n.cfg.failStop() {
@@ -172,7 +160,7 @@ func (w *world) afterExit(inc *incarnation) {
 		if inc.errMsg != "" {
 			reason += ": " + inc.errMsg
 		}
-		w.fail("node-exit", inc.label, reason)
+		w.fail(KindNodeExit, inc.label, reason)
 	}
 }
 

@@ -11,10 +11,6 @@ const (
 	LivenessCount = "count" // counted apart as "horizon", not failed
 )
 
-// KindLiveness is the Failure.Kind of a run whose workload never finished: by the
-// horizon, or within the quiet period after the last fault.
-const KindLiveness = "liveness"
-
 // LivenessConfig says what a workload that never finishes means.
 //
 //	"liveness": {"horizon": "fail", "quiet": "10s"}
@@ -57,13 +53,7 @@ func (l LivenessConfig) validate(horizon Duration) error {
 // faultEnd is when a fault's effect ends: a crashed node's restart, the heal of a
 // partition, the end of a pause or latency spike; the fault itself for the rest.
 func faultEnd(f Fault) int64 {
-	switch f.Kind {
-	case FaultCrash:
-		return f.AtNS + f.RestartNS
-	case FaultPartition, FaultPause, FaultLatency:
-		return f.AtNS + f.DurationNS
-	}
-	return f.AtNS
+	return f.AtNS + max(f.Span(), 0)
 }
 
 // lastFaultEnd is the latest end of a fault the run applied or still has planned.

@@ -126,23 +126,14 @@ func (w *world) rescheduleFaults(fs []Fault) {
 			w.tracef("world", "fault for unknown node %q ignored", f.Node)
 			continue
 		}
-		if f.DiskOp > 0 && (f.Kind == FaultCrash || f.Kind == FaultFsyncEIO) {
+		if f.isPinned() {
 			// Exact: armed for that incarnation's disk op.
-			inc := f.Incarnation
-			if inc == 0 {
-				inc = 1
+			if f.Incarnation == 0 {
+				f.Incarnation = 1
 			}
-			f.Incarnation = inc
 			n.armed = append(n.armed, f)
-			if n.inc != nil && n.inc.n == inc {
-				if f.Kind == FaultCrash {
-					n.inc.crashAt = f.DiskOp
-				} else {
-					if n.inc.eioAt == nil {
-						n.inc.eioAt = map[int64]bool{}
-					}
-					n.inc.eioAt[f.DiskOp] = true
-				}
+			if n.inc != nil && n.inc.n == f.Incarnation {
+				specOf(f.Kind).arm(n.inc, f)
 			}
 			continue
 		}
@@ -159,70 +150,11 @@ func (w *world) rescheduleFaults(fs []Fault) {
 func (w *world) applyFault(f Fault) {
 	n := w.byName[f.Node]
 	f.AtNS = w.now
-	switch f.Kind {
-	case FaultCrash:
-		if n.inc == nil || n.inc.state == incDone {
-			return // already down: nothing to crash
-		}
-		if f.MidOp {
-			// Crash during the node's next disk op; if it does none before it would
-			// restart anyway, the fault simply does not fire.
-			n.crashNextOp = true
-			n.midPlanned = &f
-			return
-		}
-		w.applied = append(w.applied, f)
-		inc := n.inc
-		w.tracef("fault", "crash %s (idle)", inc.label)
-		w.kill(inc, true)
-		w.crashed(n, f, w.crashRand(n.name, f.AtNS))
-	case FaultPartition:
-		w.applied = append(w.applied, f)
-		w.tracef("fault", "%s", f.String()[len(FormatDuration(f.AtNS))+1:])
-		w.partition(f)
-	case FaultLatency:
-		w.applied = append(w.applied, f)
-		w.tracef("fault", "latency %s +%s for %s", f.Node, FormatDuration(f.LatencyNS), FormatDuration(f.DurationNS))
-		w.addLatency(f)
-	case FaultReset:
-		if n.inc == nil {
-			return
-		}
-		w.applied = append(w.applied, f)
-		w.tracef("fault", "reset connections of %s", n.inc.label)
-		w.net.ResetAll(n.inc.host.Sockets())
-	case FaultPause:
-		if n.inc == nil {
-			return
-		}
-		w.applied = append(w.applied, f)
-		// Overlapping pauses extend each other; the node resumes when the last ends.
-		end := w.now + f.DurationNS
-		n.pausedTo = max(n.pausedTo, end)
-		w.tracef("fault", "pause %s for %s", n.inc.label, FormatDuration(f.DurationNS))
-		w.schedule(end, func() {
-			if n.pausedTo <= w.now {
-				w.tracef("fault", "resume %s", n.name)
-			}
-		})
-	case FaultClockJump:
-		w.applied = append(w.applied, f)
-		n.wallJump += f.JumpNS
-		w.tracef("fault", "wall clock of %s jumps by %s", n.name, FormatDuration(f.JumpNS))
-	case FaultClockSkew:
-		w.applied = append(w.applied, f)
-		n.setSkew(w.now, f.SkewPPM)
-		w.tracef("fault", "clock of %s drifts %+dppm", n.name, f.SkewPPM)
-	case FaultFsyncEIO:
-		if n.inc == nil {
-			return
-		}
-		// Time-based: the next fsync fails.
-		n.inc.failNextSync = true
-		n.inc.eioFault = &f
-	default:
-		panic(fmt.Sprintf("unknown fault kind %q", f.Kind))
+	spec := specOf(f.Kind)
+	if spec == nil {
+		panic(fmt.Sprintf("unknown fault kind %q", f.Kind)) // plans are validated when read
 	}
+	spec.apply(w, n, f)
 }
 
 // crashed finishes a crash: the disk loses what was not durable, and the node restarts

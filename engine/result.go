@@ -24,10 +24,8 @@ type Failure struct {
 	Reason string `json:"reason"`
 	// Node is the node incarnation that reported or caused it ("client#1"), if any.
 	Node string `json:"node,omitempty"`
-	// Kind classifies the failure: "workload-exit", "node-exit", "always", "unreachable",
-	// "linearizability", "liveness" (the workload never finished), "sometimes"
-	// (sweep-level), "nondeterminism".
-	Kind string `json:"kind"`
+	// Kind classifies the failure (the Kind constants).
+	Kind FailureKind `json:"kind"`
 	// AtNS is the virtual time of the failure.
 	AtNS int64 `json:"at_ns"`
 	// Signature groups failures that are the same bug (see Signature).
@@ -38,6 +36,25 @@ type Failure struct {
 	// which its signature is made.
 	LastOutput string `json:"last_output,omitempty"`
 }
+
+// FailureKind classifies a failure.
+type FailureKind string
+
+// Failure kinds.
+const (
+	KindWorkloadExit    FailureKind = "workload-exit"   // the workload exited non-zero
+	KindNodeExit        FailureKind = "node-exit"       // a node exited on its own (not a fail-stop node)
+	KindFailStopLoop    FailureKind = "fail-stop-loop"  // a fail-stop node kept exiting
+	KindAlways          FailureKind = "always"          // an always assertion was violated
+	KindUnreachable     FailureKind = "unreachable"     // an unreachable assertion was reached
+	KindSometimes       FailureKind = "sometimes"       // a sometimes assertion never held (sweep-level)
+	KindLinearizability FailureKind = "linearizability" // the history does not fit the model
+	KindLiveness        FailureKind = "liveness"        // the workload never finished
+	KindNondeterminism  FailureKind = "nondeterminism"  // -check: two runs of the seed differ
+	KindWatchdog        FailureKind = "watchdog"        // VerdictWatchdog
+	KindError           FailureKind = "error"           // VerdictError
+	KindCanceled        FailureKind = "canceled"        // the run was cut short by its context
+)
 
 // PropertyKind is the kind of a coverage or safety property.
 type PropertyKind string

@@ -237,10 +237,10 @@ func (w *world) checkHistory(r *Result) {
 	switch {
 	case err != nil:
 		r.Verdict = VerdictFail
-		r.Failure = &Failure{Kind: "linearizability", AtNS: w.now, Reason: "history does not fit the model: " + err.Error()}
+		r.Failure = &Failure{Kind: KindLinearizability, AtNS: w.now, Reason: "history does not fit the model: " + err.Error()}
 	case rep.Outcome == lin.Illegal:
 		r.Verdict = VerdictFail
-		r.Failure = &Failure{Kind: "linearizability", AtNS: w.now,
+		r.Failure = &Failure{Kind: KindLinearizability, AtNS: w.now,
 			Reason: fmt.Sprintf("history of %d operations is not linearizable (%s): %s", rep.Ops, lc.Model, rep.Detail)}
 		if w.outDir != "" {
 			p := filepath.Join(w.outDir, fmt.Sprintf("seed-%d.linearizability.html", w.seed))

@@ -71,7 +71,7 @@ func (w *world) run(ctx context.Context) *Result {
 		w.steps.Add(1)
 		if ctx.Err() != nil {
 			w.verdict = VerdictError
-			w.failure = &Failure{Kind: "canceled", Reason: "run canceled: " + ctx.Err().Error(), AtNS: w.now}
+			w.failure = &Failure{Kind: KindCanceled, Reason: "run canceled: " + ctx.Err().Error(), AtNS: w.now}
 			break
 		}
 		if w.opt.reseedAt > 0 && !w.reseeded && w.now >= w.opt.reseedAt {
@@ -90,7 +90,7 @@ func (w *world) run(ctx context.Context) *Result {
 				if w.stuck == stuckSlow {
 					reason = fmt.Sprintf("the run took more than %s of wall-clock time (%d× the watchdog) while still making progress: the machine is slow or the horizon long (raise \"watchdog\")", runCapFactor*w.opt.wallBudget, runCapFactor)
 				}
-				w.failure = &Failure{Kind: "watchdog", Node: inc.label, Reason: reason, AtNS: w.now}
+				w.failure = &Failure{Kind: KindWatchdog, Node: inc.label, Reason: reason, AtNS: w.now}
 				w.watchdogHit = true
 				// The spinning guest's goroutine never reaches a safe point again, so the
 				// next garbage collection would wait for it forever and hang this process
@@ -256,11 +256,7 @@ func (w *world) reseed() {
 		n.armed = keep
 		if inc := n.inc; inc != nil {
 			inc.crashAt, inc.eioAt = 0, nil
-			for _, f := range keep {
-				if f.Incarnation == inc.n && f.Kind == FaultCrash {
-					inc.crashAt = f.DiskOp
-				}
-			}
+			armPinned(inc, keep)
 		}
 	}
 	fresh := generatePlan(w.cfg, fs, w.now, w.nodes).Faults

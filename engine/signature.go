@@ -66,29 +66,29 @@ func Signature(r *Result) string {
 	if r == nil || r.Failure == nil {
 		return ""
 	}
-	h := sha256.Sum256([]byte(SignatureKey(r)))
+	h := sha256.Sum256([]byte(signatureKey(r)))
 	return "sig-" + hex.EncodeToString(h[:])[:12]
 }
 
-// SignatureKey is the text behind Signature: "kind|normalized reason". A watchdog
+// signatureKey is the text behind Signature: "kind|normalized reason". A watchdog
 // outcome is one bug however it was noticed (the run's own wall-clock budget, or the
 // sweep killing a worker that stopped answering), so its key is the kind alone. A
 // liveness failure's key is its kind and the workload's normalized last output line.
-func SignatureKey(r *Result) string {
-	if r.Failure.Kind == string(VerdictWatchdog) {
-		return r.Failure.Kind + "|a guest ran past the wall-clock watchdog without host calls"
+func signatureKey(r *Result) string {
+	if r.Failure.Kind == KindWatchdog {
+		return string(r.Failure.Kind) + "|a guest ran past the wall-clock watchdog without host calls"
 	}
 	if r.Failure.Kind == KindLiveness {
 		// What the workload last said is what it was stuck on; the rest of the reason
 		// (the moment, the horizon or the quiet period, the kind of wait) varies from
 		// seed to seed for one stall.
-		return r.Failure.Kind + "|last output: " + normalizeOutput(r.Failure.LastOutput)
+		return string(r.Failure.Kind) + "|last output: " + normalizeOutput(r.Failure.LastOutput)
 	}
-	return r.Failure.Kind + "|" + NormalizeReason(r.Failure.Reason)
+	return string(r.Failure.Kind) + "|" + NormalizeReason(r.Failure.Reason)
 }
 
-// FaultClasses returns the sorted kinds of the faults applied before the failure, with a
-// crash during a disk op reported as "crash-mid-op".
+// FaultClasses returns the sorted classes (Fault.Class) of the faults applied before the
+// failure: their kinds, with a crash during a disk op reported as "crash-mid-op".
 func FaultClasses(r *Result) []string {
 	if r == nil || r.Failure == nil {
 		return nil
@@ -96,11 +96,7 @@ func FaultClasses(r *Result) []string {
 	kinds := map[string]bool{}
 	for _, f := range r.Faults {
 		if f.AtNS <= r.Failure.AtNS {
-			k := string(f.Kind)
-			if f.Kind == FaultCrash && f.DiskOp > 0 {
-				k = "crash-mid-op"
-			}
-			kinds[k] = true
+			kinds[f.Class()] = true
 		}
 	}
 	ks := make([]string, 0, len(kinds))

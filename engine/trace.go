@@ -27,7 +27,7 @@ func (w *world) addLine(line string) {
 }
 
 // fail records the first failure and ends the run.
-func (w *world) fail(kind, who, reason string) {
+func (w *world) fail(kind FailureKind, who, reason string) {
 	if w.failure != nil {
 		return
 	}

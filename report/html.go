@@ -222,7 +222,7 @@ func newTimeline(g Group) *timeline {
 	}
 	end := g.AtNS
 	for _, f := range faults {
-		end = max(end, f.AtNS+faultSpan(f))
+		end = max(end, f.AtNS+max(f.Span(), 0))
 	}
 	if end <= 0 {
 		end = 1
@@ -236,14 +236,15 @@ func newTimeline(g Group) *timeline {
 	for _, f := range g.Shrunk {
 		kept[faultKey(f)] = true
 	}
-	// A crash without a restart time keeps its node down until the node's next crash
-	// (which means something restarted it) or the end of the run.
-	nextCrash := make([]float64, len(faults))
+	// A fault whose state holds (a crash without a restart time, a clock skew) lasts
+	// until the node's next fault of its kind (for a crash: something restarted the
+	// node) or the end of the run.
+	until := make([]float64, len(faults))
 	for i, f := range faults {
-		nextCrash[i] = total
+		until[i] = total
 		for _, h := range faults[i+1:] {
-			if h.Node == f.Node && h.Kind == engine.FaultCrash && h.AtNS > f.AtNS {
-				nextCrash[i] = float64(h.AtNS)
+			if h.Node == f.Node && h.Kind == f.Kind && h.AtNS > f.AtNS {
+				until[i] = float64(h.AtNS)
 				break
 			}
 		}
@@ -252,21 +253,18 @@ func newTimeline(g Group) *timeline {
 	hasKept := false
 	classes := map[string]bool{}
 	for i, f := range faults {
-		cls := faultClass(f)
+		cls := f.Class()
 		classes[cls] = true
 		m := mark{Left: pct(float64(f.AtNS)), Class: cls, Kept: kept[faultKey(f)] && len(g.Faults) > 0, Title: oneLine(f.String())}
 		if m.Kept {
 			m.Title += " · kept by shrink"
 			hasKept = true
 		}
-		span := faultSpan(f)
-		switch {
+		switch span := f.Span(); {
 		case span > 0:
 			m.Width = pct(float64(span))
-		case f.Kind == engine.FaultCrash:
-			m.Width = pct(nextCrash[i] - float64(f.AtNS))
-		case f.Kind == engine.FaultClockSkew:
-			m.Width = pct(total - float64(f.AtNS))
+		case span < 0:
+			m.Width = pct(until[i] - float64(f.AtNS))
 		default:
 			m.Point = true
 		}
@@ -303,36 +301,9 @@ func newTimeline(g Group) *timeline {
 	return t
 }
 
-// faultSpan is how long a fault lasts on its node's lane.
-func faultSpan(f engine.Fault) int64 {
-	switch f.Kind {
-	case engine.FaultCrash:
-		return f.RestartNS
-	case engine.FaultPartition, engine.FaultLatency, engine.FaultPause:
-		return f.DurationNS
-	}
-	return 0
-}
-
 // faultKey identifies a fault across the full and the shrunk schedule.
 func faultKey(f engine.Fault) string {
 	return fmt.Sprintf("%d|%s|%s", f.AtNS, f.Kind, f.Node)
-}
-
-// faultClass is the colour class of a fault: its kind, "crash-mid-op", or "other" for
-// a kind this report does not know.
-func faultClass(f engine.Fault) string {
-	switch f.Kind {
-	case engine.FaultCrash:
-		if f.DiskOp > 0 || f.MidOp {
-			return "crash-mid-op"
-		}
-		return "crash"
-	case engine.FaultPartition, engine.FaultLatency, engine.FaultReset, engine.FaultPause,
-		engine.FaultClockJump, engine.FaultClockSkew, engine.FaultFsyncEIO:
-		return string(f.Kind)
-	}
-	return "other"
 }
 
 // niceStep rounds a duration up to 1, 2 or 5 times a power of ten nanoseconds.

@@ -69,7 +69,7 @@ func soakOutcome(r map[string]any) (string, error) {
 	case "exit1":
 		ok = verdict == "fail" && fkind == "workload-exit" && reason == "client#1: soak: exiting with 1"
 	case "hang":
-		ok = verdict == "fail" && fkind == engine.KindLiveness && f["at_ns"].(float64) == float64(time.Second) &&
+		ok = verdict == "fail" && fkind == string(engine.KindLiveness) && f["at_ns"].(float64) == float64(time.Second) &&
 			strings.HasSuffix(reason, "its last output: soak: waiting for a connection")
 	}
 	if !ok {

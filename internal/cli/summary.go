@@ -62,7 +62,7 @@ func GroupFailures(results []*engine.Result) []SignatureGroup {
 		if !ok {
 			i = len(groups)
 			idx[sig] = i
-			groups = append(groups, SignatureGroup{Signature: sig, Kind: r.Failure.Kind, Reason: r.Failure.Reason, First: r, Faults: FaultsBefore(r)})
+			groups = append(groups, SignatureGroup{Signature: sig, Kind: string(r.Failure.Kind), Reason: r.Failure.Reason, First: r, Faults: FaultsBefore(r)})
 		}
 		groups[i].Seeds = append(groups[i].Seeds, r.Seed)
 	}

@@ -157,7 +157,7 @@ func NewPool(sim *engine.Sim, workers int, exe string) (*worker.Pool, error) {
 // canceled reports whether r is a seed cut short by ctx's cancellation rather than an
 // outcome of the seed (an in-process run reports it as an error of kind "canceled").
 func canceled(ctx context.Context, r *engine.Result) bool {
-	return ctx.Err() != nil && r.Verdict == engine.VerdictError && r.Failure != nil && r.Failure.Kind == "canceled"
+	return ctx.Err() != nil && r.Verdict == engine.VerdictError && r.Failure != nil && r.Failure.Kind == engine.KindCanceled
 }
 
 // IsTerminal reports whether w is a terminal (progress lines are then redrawn in place).

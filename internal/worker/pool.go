@@ -260,7 +260,7 @@ func failed(seed uint64, v engine.Verdict, reason string) *engine.Result {
 	if v == engine.VerdictError {
 		r.Error = reason
 	}
-	r.Failure = &engine.Failure{Kind: string(v), Reason: reason}
+	r.Failure = &engine.Failure{Kind: engine.FailureKind(v), Reason: reason}
 	r.Failure.Signature = engine.Signature(r)
 	return r
 }
@@ -269,11 +269,11 @@ func failed(seed uint64, v engine.Verdict, reason string) *engine.Result {
 func canceled(ctx context.Context, seed uint64) *engine.Result {
 	reason := "run canceled: " + ctx.Err().Error()
 	return &engine.Result{Seed: seed, Verdict: engine.VerdictError, Faults: []engine.Fault{}, Error: reason,
-		Failure: &engine.Failure{Kind: "canceled", Reason: reason}}
+		Failure: &engine.Failure{Kind: engine.KindCanceled, Reason: reason}}
 }
 
 func isCanceled(r *engine.Result) bool {
-	return r.Verdict == engine.VerdictError && r.Failure != nil && r.Failure.Kind == "canceled"
+	return r.Verdict == engine.VerdictError && r.Failure != nil && r.Failure.Kind == engine.KindCanceled
 }
 
 func allStartFailures(rs []*engine.Result) bool {

@@ -1,0 +1,302 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// kindSpec is everything the engine knows about one fault kind, in one place. A new kind
+// is one entry of faultKinds, plus its generator (generatePlan) and its knob (the
+// "faults" section of the config); CONTRIBUTING.md walks through it.
+type kindSpec struct {
+	kind FaultKind
+	// pinned: a fault of this kind may be pinned to a disk op of an incarnation
+	// (disk_op, incarnation) instead of a time; it is then armed on that incarnation
+	// (arm) and fires from the disk-op path, not from apply.
+	pinned bool
+	// arm arms a pinned fault on the incarnation it names (pinned kinds only).
+	arm func(inc *incarnation, f Fault)
+	// apply fires a fault at its time (f.AtNS is the current time). It records the fault
+	// in w.applied when it takes effect, and traces it.
+	apply func(w *world, n *node, f Fault)
+	// detail writes the kind's own part of Fault.String, after "AT KIND NODE".
+	detail func(b *strings.Builder, f Fault)
+	// check validates the kind's own fields of a fault read from a plan (nil: none).
+	check func(f Fault) error
+	// span is how long the fault's effect lasts: a duration (> 0), an instant (0), or
+	// until the node's next fault of the kind or the end of the run (< 0).
+	span func(f Fault) int64
+	// restarts reports whether the fault ends the node's life and starts another, which
+	// shifts the incarnation of every later fault pinned to that node's disk ops.
+	restarts func(f Fault) bool
+	// simplify proposes simpler variants of the fault for shrink, simplest first (nil:
+	// none).
+	simplify func(f Fault) []Fault
+	// class is the fault's class, for FaultClasses and the report's colours (nil: the
+	// kind's name). The report's stylesheet has a colour per class (.k-CLASS).
+	class func(f Fault) string
+}
+
+// faultKinds is every fault kind, in the order the docs and messages list them. It is
+// set in init because the entries' functions reach back to the lookups (specOf).
+var faultKinds []*kindSpec
+
+func init() { faultKinds = kindTable() }
+
+func kindTable() []*kindSpec {
+	return []*kindSpec{
+		{
+			kind:   FaultCrash,
+			pinned: true,
+			arm:    func(inc *incarnation, f Fault) { inc.crashAt = f.DiskOp },
+			apply: func(w *world, n *node, f Fault) {
+				if n.inc == nil || n.inc.state == incDone {
+					return // already down: nothing to crash
+				}
+				if f.MidOp {
+					// Crash during the node's next disk op; if it does none before it would
+					// restart anyway, the fault simply does not fire.
+					n.crashNextOp = true
+					n.midPlanned = &f
+					return
+				}
+				w.applied = append(w.applied, f)
+				inc := n.inc
+				w.tracef("fault", "crash %s (idle)", inc.label)
+				w.kill(inc, true)
+				w.crashed(n, f, w.crashRand(n.name, f.AtNS))
+			},
+			detail: func(b *strings.Builder, f Fault) {
+				if f.DiskOp > 0 {
+					fmt.Fprintf(b, " during disk op #%d", f.DiskOp)
+					if f.Where != "" {
+						fmt.Fprintf(b, " (%s)", f.Where)
+					}
+				}
+				if f.RestartNS > 0 {
+					fmt.Fprintf(b, ", restart at %s", FormatDuration(f.AtNS+f.RestartNS))
+				}
+			},
+			span: func(f Fault) int64 {
+				if f.RestartNS > 0 {
+					return f.RestartNS
+				}
+				return -1 // down until something restarts it
+			},
+			restarts: func(f Fault) bool { return f.RestartNS > 0 },
+			simplify: func(f Fault) []Fault {
+				if f.DiskOp == 0 {
+					return nil
+				}
+				g := f // an idle crash instead of one during a disk op
+				g.DiskOp, g.Incarnation, g.Where, g.MidOp, g.ArmedNS, g.StreamNS = 0, 0, "", false, 0, 0
+				return []Fault{g}
+			},
+			class: func(f Fault) string {
+				if f.DiskOp > 0 || f.MidOp {
+					return "crash-mid-op"
+				}
+				return "crash"
+			},
+		},
+		{
+			kind: FaultPartition,
+			apply: func(w *world, n *node, f Fault) {
+				w.applied = append(w.applied, f)
+				var b strings.Builder
+				fmt.Fprintf(&b, "%s %s", f.Kind, f.Node)
+				partitionDetail(&b, f)
+				w.tracef("fault", "%s", b.String())
+				w.partition(f)
+			},
+			detail: partitionDetail,
+			check: func(f Fault) error {
+				if len(f.Peers) == 0 {
+					return fmt.Errorf("a partition needs peers")
+				}
+				return nil
+			},
+			span:     lastsDuration,
+			simplify: halveDuration,
+		},
+		{
+			kind: FaultLatency,
+			apply: func(w *world, n *node, f Fault) {
+				w.applied = append(w.applied, f)
+				w.tracef("fault", "latency %s +%s for %s", f.Node, FormatDuration(f.LatencyNS), FormatDuration(f.DurationNS))
+				w.addLatency(f)
+			},
+			detail: func(b *strings.Builder, f Fault) {
+				fmt.Fprintf(b, " +%s for %s", FormatDuration(f.LatencyNS), FormatDuration(f.DurationNS))
+			},
+			span:     lastsDuration,
+			simplify: halveDuration,
+		},
+		{
+			kind: FaultReset,
+			apply: func(w *world, n *node, f Fault) {
+				if n.inc == nil {
+					return
+				}
+				w.applied = append(w.applied, f)
+				w.tracef("fault", "reset connections of %s", n.inc.label)
+				w.net.ResetAll(n.inc.host.Sockets())
+			},
+		},
+		{
+			kind: FaultPause,
+			apply: func(w *world, n *node, f Fault) {
+				if n.inc == nil {
+					return
+				}
+				w.applied = append(w.applied, f)
+				// Overlapping pauses extend each other; the node resumes when the last ends.
+				end := w.now + f.DurationNS
+				n.pausedTo = max(n.pausedTo, end)
+				w.tracef("fault", "pause %s for %s", n.inc.label, FormatDuration(f.DurationNS))
+				w.schedule(end, func() {
+					if n.pausedTo <= w.now {
+						w.tracef("fault", "resume %s", n.name)
+					}
+				})
+			},
+			detail: func(b *strings.Builder, f Fault) {
+				fmt.Fprintf(b, " for %s", FormatDuration(f.DurationNS))
+			},
+			span:     lastsDuration,
+			simplify: halveDuration,
+		},
+		{
+			kind: FaultClockJump,
+			apply: func(w *world, n *node, f Fault) {
+				w.applied = append(w.applied, f)
+				n.wallJump += f.JumpNS
+				w.tracef("fault", "wall clock of %s jumps by %s", n.name, FormatDuration(f.JumpNS))
+			},
+			detail: func(b *strings.Builder, f Fault) {
+				fmt.Fprintf(b, " by %s", FormatDuration(f.JumpNS))
+			},
+		},
+		{
+			kind: FaultClockSkew,
+			apply: func(w *world, n *node, f Fault) {
+				w.applied = append(w.applied, f)
+				n.setSkew(w.now, f.SkewPPM)
+				w.tracef("fault", "clock of %s drifts %+dppm", n.name, f.SkewPPM)
+			},
+			detail: func(b *strings.Builder, f Fault) {
+				fmt.Fprintf(b, " %+dppm", f.SkewPPM)
+			},
+			check: func(f Fault) error {
+				if f.SkewPPM <= -1_000_000 {
+					return fmt.Errorf("skew_ppm %d: a clock must run forward (want more than -1000000)", f.SkewPPM)
+				}
+				return nil
+			},
+			span: func(Fault) int64 { return -1 }, // until the node's next skew
+		},
+		{
+			kind:   FaultFsyncEIO,
+			pinned: true,
+			arm: func(inc *incarnation, f Fault) {
+				if inc.eioAt == nil {
+					inc.eioAt = map[int64]bool{}
+				}
+				inc.eioAt[f.DiskOp] = true
+			},
+			apply: func(w *world, n *node, f Fault) {
+				if n.inc == nil {
+					return
+				}
+				// Time-based: the next fsync fails. It is recorded (and traced) when it does.
+				n.inc.failNextSync = true
+				n.inc.eioFault = &f
+			},
+			detail: func(b *strings.Builder, f Fault) {
+				if f.DiskOp > 0 {
+					fmt.Fprintf(b, " at disk op #%d", f.DiskOp)
+				}
+			},
+		},
+	}
+}
+
+func partitionDetail(b *strings.Builder, f Fault) {
+	dir := "<->"
+	if f.OneWay {
+		dir = "->"
+	}
+	fmt.Fprintf(b, " %s %s for %s", dir, strings.Join(f.Peers, ","), FormatDuration(f.DurationNS))
+}
+
+func lastsDuration(f Fault) int64 { return f.DurationNS }
+
+// halveDuration proposes the fault at half its duration, down to a millisecond.
+func halveDuration(f Fault) []Fault {
+	if f.DurationNS <= int64(time.Millisecond) {
+		return nil
+	}
+	g := f
+	g.DurationNS = f.DurationNS / 2
+	return []Fault{g}
+}
+
+// specOf returns the kind's entry, or nil for a kind the engine does not know.
+func specOf(k FaultKind) *kindSpec {
+	for _, s := range faultKinds {
+		if s.kind == k {
+			return s
+		}
+	}
+	return nil
+}
+
+// isPinned reports whether f is pinned to a disk op (rather than to a time).
+func (f Fault) isPinned() bool {
+	s := specOf(f.Kind)
+	return f.DiskOp > 0 && s != nil && s.pinned
+}
+
+// armPinned arms the pinned faults of n's plan that name incarnation inc.
+func armPinned(inc *incarnation, armed []Fault) {
+	for _, f := range armed {
+		if f.Incarnation == inc.n {
+			specOf(f.Kind).arm(inc, f)
+		}
+	}
+}
+
+// Span is how long the fault's effect lasts, in nanoseconds: a duration (the restart
+// delay of a crash, the length of a partition, pause or latency spike), 0 for an
+// instant (a reset, a clock jump, an fsync error), or -1 for a state that holds until
+// the node's next fault of the same kind (a crash without restart, a clock skew) or the
+// end of the run.
+func (f Fault) Span() int64 {
+	if s := specOf(f.Kind); s != nil && s.span != nil {
+		return s.span(f)
+	}
+	return 0
+}
+
+// Class is the fault's class: its kind, "crash-mid-op" for a crash during a disk op, or
+// "other" for a kind the engine does not know.
+func (f Fault) Class() string {
+	s := specOf(f.Kind)
+	switch {
+	case s == nil:
+		return "other"
+	case s.class != nil:
+		return s.class(f)
+	}
+	return string(f.Kind)
+}
+
+// kindList is the kinds for messages: "crash, partition, ... or fsync_eio".
+func kindList() string {
+	var names []string
+	for _, s := range faultKinds {
+		names = append(names, string(s.kind))
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
