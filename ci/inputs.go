@@ -18,7 +18,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/seedspec"
 	"io"
 	"strconv"
 	"strings"
@@ -100,7 +100,7 @@ func (s Shard) Apply(seeds []uint64) []uint64 {
 	if s.Count <= 1 {
 		return seeds
 	}
-	return engine.Shard(seeds, s.Index, s.Count)
+	return seedspec.Shard(seeds, s.Index, s.Count)
 }
 
 // ParseShard reads "i/n" (1 <= i <= n). The empty string is the whole sweep, 1/1.
@@ -121,13 +121,13 @@ func ParseShard(s string) (Shard, error) {
 	return Shard{i, n}, nil
 }
 
-// ParseSeeds reads a seed list such as "1-500,900" (engine.ParseSeeds), as the input
+// ParseSeeds reads a seed list such as "1-500,900" (seedspec.Parse), as the input
 // seeds: errors name the input, and at most maxSeeds seeds are allowed.
 func ParseSeeds(s string) ([]uint64, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, errors.New("input seeds: empty (want e.g. \"1-500\" or \"1-500,900\")")
 	}
-	seeds, err := engine.ParseSeeds(s)
+	seeds, err := seedspec.Parse(s)
 	if err != nil {
 		return nil, fmt.Errorf("input %w", err)
 	}

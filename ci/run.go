@@ -14,6 +14,7 @@ import (
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/coverage"
 	"github.com/seedfall/seedfall/report"
 )
 
@@ -481,11 +482,11 @@ func (r *runner) buildData(results []engine.Result, groups []*group, fixed []str
 		Groups:     gs,
 		Properties: aggregateProperties(results),
 	}
-	covs := make([]*engine.Coverage, 0, len(results))
+	covs := make([]*coverage.Coverage, 0, len(results))
 	for i := range results {
 		covs = append(covs, results[i].Coverage)
 	}
-	if c := engine.MergeCoverage(covs...); c != nil {
+	if c := coverage.Merge(covs...); c != nil {
 		if rep, err := c.Report(); err != nil {
 			r.printf("seedfall report: coverage: %v", err)
 		} else {

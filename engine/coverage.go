@@ -6,12 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/seedfall/seedfall/engine/coverage"
 	"github.com/seedfall/seedfall/engine/internal/cover"
 )
 
@@ -88,149 +88,6 @@ func (c *CoverageConfig) buildFlags(mainPkg string) []string {
 	return []string{"-cover", "-covermode=count", "-coverpkg=" + strings.Join(pats, ",")}
 }
 
-// Coverage is the coverage of the system under test in one run (or, merged, in many):
-// per binary, the counters of the functions that ran, summed over the incarnations.
-// It is not part of the run's identity (the trace).
-type Coverage struct {
-	// Binaries are sorted by MetaHash.
-	Binaries []CoverageBinary `json:"binaries"`
-}
-
-// CoverageBinary is the coverage of one built binary (nodes built alike share one).
-type CoverageBinary struct {
-	// MetaHash names Go's meta-data file of the binary, covmeta.<MetaHash>, which
-	// seedfall keeps in its cache (CoverageMetaPath).
-	MetaHash string `json:"meta_hash"`
-	// Mode is the counter mode ("count").
-	Mode string `json:"mode"`
-	// Funcs are the functions with a non-zero counter, sorted by (Pkg, Func).
-	Funcs []CoverageFunc `json:"funcs"`
-}
-
-// CoverageFunc is the counters of one function: Pkg indexes the packages of the
-// binary's meta-data, Func the package's functions, Counters its coverable units.
-type CoverageFunc struct {
-	Pkg      uint32   `json:"pkg"`
-	Func     uint32   `json:"func"`
-	Counters []uint32 `json:"counters"`
-}
-
-// Units lists the coverable units the coverage reached, one string a unit,
-// "<meta hash>/<pkg>/<func>/<unit>", sorted: the set that exploration compares.
-func (c *Coverage) Units() []string {
-	if c == nil {
-		return nil
-	}
-	var out []string
-	for _, b := range c.Binaries {
-		for _, f := range b.Funcs {
-			for i, v := range f.Counters {
-				if v != 0 {
-					out = append(out, fmt.Sprintf("%s/%d/%d/%d", b.MetaHash, f.Pkg, f.Func, i))
-				}
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// MergeCoverage sums coverages (nil ones are skipped); it returns nil when all are nil.
-// Counters saturate at the largest uint32.
-func MergeCoverage(cs ...*Coverage) *Coverage {
-	var acc coverAcc
-	found := false
-	for _, c := range cs {
-		if c == nil {
-			continue
-		}
-		found = true
-		for _, b := range c.Binaries {
-			a := acc.binary(b.MetaHash, b.Mode)
-			for _, f := range b.Funcs {
-				a.add(f.Pkg, f.Func, f.Counters)
-			}
-		}
-	}
-	if !found {
-		return nil
-	}
-	return acc.coverage()
-}
-
-// Merge returns c and o summed (see MergeCoverage).
-func (c *Coverage) Merge(o *Coverage) *Coverage { return MergeCoverage(c, o) }
-
-// ResultsCoverage merges the coverage of results (nil when none has any).
-func ResultsCoverage(rs []*Result) *Coverage {
-	cs := make([]*Coverage, 0, len(rs))
-	for _, r := range rs {
-		cs = append(cs, r.Coverage)
-	}
-	return MergeCoverage(cs...)
-}
-
-// coverAcc accumulates coverage: per meta hash, per function, the summed counters.
-type coverAcc struct {
-	bins map[string]*binAcc
-}
-
-type binAcc struct {
-	mode  string
-	funcs map[uint64][]uint32 // pkg<<32 | func
-}
-
-func (a *coverAcc) binary(hash, mode string) *binAcc {
-	if a.bins == nil {
-		a.bins = map[string]*binAcc{}
-	}
-	b := a.bins[hash]
-	if b == nil {
-		b = &binAcc{mode: mode, funcs: map[uint64][]uint32{}}
-		a.bins[hash] = b
-	}
-	return b
-}
-
-func (b *binAcc) add(pkg, fn uint32, ctrs []uint32) {
-	k := uint64(pkg)<<32 | uint64(fn)
-	cur := b.funcs[k]
-	if len(cur) < len(ctrs) {
-		cur = append(cur, make([]uint32, len(ctrs)-len(cur))...)
-		b.funcs[k] = cur
-	}
-	for i, v := range ctrs {
-		if s := cur[i] + v; s >= cur[i] {
-			cur[i] = s
-		} else {
-			cur[i] = ^uint32(0)
-		}
-	}
-}
-
-func (a *coverAcc) coverage() *Coverage {
-	c := &Coverage{Binaries: []CoverageBinary{}}
-	hashes := make([]string, 0, len(a.bins))
-	for h := range a.bins {
-		hashes = append(hashes, h)
-	}
-	sort.Strings(hashes)
-	for _, h := range hashes {
-		b := a.bins[h]
-		keys := make([]uint64, 0, len(b.funcs))
-		for k := range b.funcs {
-			keys = append(keys, k)
-		}
-		sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-		cb := CoverageBinary{MetaHash: h, Mode: b.mode, Funcs: make([]CoverageFunc, 0, len(keys))}
-		for _, k := range keys {
-			cb.Funcs = append(cb.Funcs, CoverageFunc{Pkg: uint32(k >> 32), Func: uint32(k), Counters: b.funcs[k]})
-		}
-		c.Binaries = append(c.Binaries, cb)
-	}
-	return c
-}
-
 // Go's pseudo counter modes of packages that only register (internal/coverage).
 const (
 	modeRegOnly  = 4
@@ -303,13 +160,13 @@ func (inc *incarnation) collectCoverage(m api.Memory) {
 		}
 		return meta.EncodeMetaFile()
 	})
-	acc := inc.w.cov.binary(key, cover.ModeName(mode))
+	acc := inc.w.cov.Binary(key, cover.ModeName(mode))
 	for _, r := range c.regions {
 		data, ok := m.Read(r[0], r[1]*4)
 		if !ok {
 			continue
 		}
-		visitCounters(data, c.pkgs, acc.add)
+		visitCounters(data, c.pkgs, acc.Add)
 	}
 }
 
@@ -363,7 +220,7 @@ func visitCounters(data []byte, pkgs []coverPkg, f func(pkg, fn uint32, ctrs []u
 }
 
 // coverMetaCache writes each binary's meta-data file once per process into the cache
-// (CoverageMetaPath), where whoever renders the coverage finds it: the sweep's parent
+// (coverage.MetaPath), where whoever renders the coverage finds it: the sweep's parent
 // process, the report.
 type coverMetaCache struct {
 	mu   sync.Mutex
@@ -380,7 +237,7 @@ func (c *coverMetaCache) ensure(key string, encode func() []byte) {
 		c.done = map[string]bool{}
 	}
 	c.done[key] = true
-	p := CoverageMetaPath(key)
+	p := coverage.MetaPath(key)
 	if fi, err := os.Stat(p); err == nil && fi.Size() > 0 {
 		return
 	}
@@ -396,10 +253,4 @@ func (c *coverMetaCache) ensure(key string, encode func() []byte) {
 	if werr != nil || cerr != nil || os.Rename(tmp.Name(), p) != nil {
 		os.Remove(tmp.Name())
 	}
-}
-
-// CoverageMetaPath is where seedfall keeps the meta-data file of the binary with this
-// meta hash (Go's covmeta.<hash>).
-func CoverageMetaPath(hash string) string {
-	return filepath.Join(CacheDir(), "covmeta", "covmeta."+hash)
 }

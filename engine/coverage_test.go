@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/coverage"
 )
 
 // The coverage guest (testdata/cover): the server's first life writes /marker; a
@@ -57,7 +58,7 @@ const (
 	noCrashFaults = `{}`
 )
 
-func unreachedNames(t *testing.T, c *engine.Coverage) map[string]bool {
+func unreachedNames(t *testing.T, c *coverage.Coverage) map[string]bool {
 	t.Helper()
 	rep, err := c.Report()
 	if err != nil {
@@ -136,7 +137,7 @@ func TestCoverageDeterministic(t *testing.T) {
 		}
 	}
 	a := s.Run(context.Background(), 1, engine.RunOptions{})
-	m := engine.MergeCoverage(a.Coverage, a.Coverage, nil)
+	m := coverage.Merge(a.Coverage, a.Coverage, nil)
 	if !reflect.DeepEqual(m.Units(), a.Coverage.Units()) {
 		t.Errorf("merging a coverage with itself changed its units")
 	}
@@ -146,7 +147,7 @@ func TestCoverageDeterministic(t *testing.T) {
 			t.Fatalf("merged counters %v, want twice %v", f1.Counters, f0.Counters)
 		}
 	}
-	if engine.MergeCoverage(nil, nil) != nil {
+	if coverage.Merge(nil, nil) != nil {
 		t.Errorf("merging no coverage is not nil")
 	}
 }
@@ -155,12 +156,12 @@ func TestCoverageDeterministic(t *testing.T) {
 // covdata reads it, and its per-function figures agree with the run.
 func TestCoverageGoTool(t *testing.T) {
 	s := coverSim(t, crashFaults)
-	var sum engine.CoverageSum
+	var sum coverage.Sum
 	for seed := uint64(1); seed <= 2; seed++ {
 		sum.Add(runSeed(t, s, seed, nil).Coverage)
 	}
 	dir := t.TempDir()
-	if err := engine.WriteCoverageDir(dir, sum.Coverage()); err != nil {
+	if err := coverage.WriteDir(dir, sum.Coverage()); err != nil {
 		t.Fatal(err)
 	}
 	goTool := func(args ...string) string {

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"slices"
 	"strings"
 	"testing"
 )
@@ -47,27 +46,3 @@ func FuzzParseConfig(f *testing.F) {
 	})
 }
 
-func FuzzParseSeeds(f *testing.F) {
-	for _, s := range []string{"1-1000", "7", "1-5,9,20-22", "9-1", "1-10000000000", "0-18446744073709551615", "5,,6", " 3 - 4 ", "18446744073709551615"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, spec string) {
-		seeds, err := ParseSeeds(spec)
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "seeds: ") {
-				t.Fatalf("error %q does not name the seeds", err)
-			}
-			return
-		}
-		if len(seeds) == 0 || len(seeds) > 10_000_000 {
-			t.Fatalf("%d seeds", len(seeds))
-		}
-		if !slices.IsSorted(seeds) || len(slices.Compact(slices.Clone(seeds))) != len(seeds) {
-			t.Fatalf("seeds not ascending and unique: %v", seeds[:min(len(seeds), 20)])
-		}
-		again, err := ParseSeeds(FormatSeedSpec(seeds))
-		if err != nil || !slices.Equal(again, seeds) {
-			t.Fatalf("FormatSeedSpec does not round-trip: %v", err)
-		}
-	})
-}

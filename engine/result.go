@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 	"time"
+
+	"github.com/seedfall/seedfall/engine/coverage"
 )
 
 // Verdict is the outcome of one run.
@@ -108,7 +110,7 @@ type Result struct {
 	SyncSites []string `json:"sync_sites,omitempty"`
 	// Coverage is the coverage of the system under test, when the config asks for it
 	// (field "coverage"); nil otherwise. Not part of the run's identity.
-	Coverage *Coverage `json:"coverage,omitempty"`
+	Coverage *coverage.Coverage `json:"coverage,omitempty"`
 	// Stats are counters about the run (not part of its identity).
 	Stats RunStats `json:"stats"`
 	// Provenance, set by the commands that write results files, records the config

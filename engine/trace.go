@@ -79,7 +79,7 @@ func (w *world) result() *Result {
 		r.Trace = w.trace
 	}
 	if w.cfg.Coverage != nil {
-		r.Coverage = w.cov.coverage()
+		r.Coverage = w.cov.Coverage()
 	}
 	r.Stats.WallNS = int64(time.Since(w.wallStart))
 	return r

@@ -13,6 +13,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 
+	"github.com/seedfall/seedfall/engine/coverage"
 	"github.com/seedfall/seedfall/engine/internal/disk"
 	"github.com/seedfall/seedfall/engine/internal/goloc"
 	"github.com/seedfall/seedfall/engine/internal/netsim"
@@ -77,7 +78,7 @@ type world struct {
 	wallStart time.Time
 	outDir    string
 	syncSites map[string]bool
-	cov       coverAcc // coverage of the system under test (config "coverage")
+	cov       coverage.Acc // coverage of the system under test (config "coverage")
 }
 
 // node is one process of the system under test, across its incarnations.

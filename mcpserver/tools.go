@@ -12,7 +12,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/coverage"
 	"github.com/seedfall/seedfall/internal/cli"
+	"github.com/seedfall/seedfall/internal/seedspec"
 	"github.com/seedfall/seedfall/internal/worker"
 )
 
@@ -184,7 +186,7 @@ func (s *Server) plan(arg string) (*engine.FaultPlan, string, error) {
 }
 
 func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput) (*mcp.CallToolResult, RunOutput, error) {
-	seeds, err := engine.ParseSeeds(in.Seeds)
+	seeds, err := seedspec.Parse(in.Seeds)
 	if err != nil {
 		return nil, RunOutput{}, err
 	}
@@ -197,9 +199,9 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 	}
 	defer c.release()
 	start := time.Now()
-	var cov *engine.CoverageSum
+	var cov *coverage.Sum
 	if c.sim.Config().Coverage != nil {
-		cov = &engine.CoverageSum{}
+		cov = &coverage.Sum{}
 	}
 	results, err := cli.Sweep(ctx, cli.SweepSpec{
 		Sim: c.sim, Seeds: seeds, Check: in.Check, Workers: s.workers, Executable: s.exe, Coverage: cov,

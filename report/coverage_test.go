@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/coverage"
 )
 
 // TestHTMLCoverage: the report lists the packages' coverage and the functions no seed
@@ -13,9 +13,9 @@ import (
 // has no such section.
 func TestHTMLCoverage(t *testing.T) {
 	d := fixture()
-	d.Coverage = &engine.CoverageReport{
-		Packages: []engine.PackageCoverage{{Path: "example.com/wal", Statements: 40, Covered: 30, Percent: 75}},
-		Unreached: []engine.UnreachedFunc{
+	d.Coverage = &coverage.Report{
+		Packages: []coverage.Package{{Path: "example.com/wal", Statements: 40, Covered: 30, Percent: 75}},
+		Unreached: []coverage.Unreached{
 			{Pkg: "example.com/wal", Func: "recoverTornTail", File: "example.com/wal/recover.go", Line: 88},
 			{Pkg: "example.com/wal", Func: "<script>x</script>", File: "example.com/wal/x.go", Line: 3},
 		},

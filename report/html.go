@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/coverage"
 	"github.com/seedfall/seedfall/templates"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
@@ -135,7 +136,7 @@ type page struct {
 	Properties  []propRow
 	Mutants     []Mutant
 	Killed      int
-	Coverage    *engine.CoverageReport
+	Coverage    *coverage.Report
 }
 
 // propRow is one row of the property table.

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/coverage"
 )
 
 // Status says how a failure signature relates to the baseline.
@@ -126,7 +127,7 @@ type Data struct {
 	Mutants    []Mutant
 	// Coverage is the coverage of the system under test over the sweep (config
 	// "coverage"), with the functions no seed reached; nil without coverage.
-	Coverage *engine.CoverageReport
+	Coverage *coverage.Report
 }
 
 // CommentLimit is the largest body GitHub accepts for an issue or pull-request

@@ -16,6 +16,7 @@ import (
 	"github.com/seedfall/seedfall/ci"
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/cli"
+	"github.com/seedfall/seedfall/internal/seedspec"
 )
 
 // ciEngine adapts the engine to the ci flow: sweeps run in worker processes, the first
@@ -246,7 +247,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	for i, r := range results {
 		seeds[i] = r.Seed
 	}
-	args2 := []string{"-c", *cfgPath, "-seeds", engine.FormatSeedSpec(seeds), "-out", *out, "-shrink-budget", "0s", "-comment=false", "-fail-on", "any", "-mode", "push"}
+	args2 := []string{"-c", *cfgPath, "-seeds", seedspec.Format(seeds), "-out", *out, "-shrink-budget", "0s", "-comment=false", "-fail-on", "any", "-mode", "push"}
 	if *baseline != "" {
 		args2 = append(args2, "-baseline", *baseline)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/cli"
+	"github.com/seedfall/seedfall/internal/seedspec"
 )
 
 // mutantResult is one mutant's outcome. The JSON shape is documented in docs/mutate.md
@@ -114,7 +115,7 @@ func cmdMutate(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
-	seeds, err := engine.ParseSeeds(*seedSpec)
+	seeds, err := seedspec.Parse(*seedSpec)
 	if err != nil {
 		fmt.Fprintf(stderr, "seedfall mutate: -%v\n", err)
 		return exitUsage
@@ -200,7 +201,7 @@ func runMutants(ctx context.Context, sim *engine.Sim, cfgPath string, seeds []ui
 			return mutateReport{}, fmt.Errorf("the unmutated system already fails on seed %d (%s); mutation testing needs a passing sweep: fix the failure or use a passing config", r.Seed, r.Failure.Reason)
 		}
 	}
-	rep := mutateReport{Config: cfgPath, Seeds: engine.FormatSeedSpec(seeds)}
+	rep := mutateReport{Config: cfgPath, Seeds: seedspec.Format(seeds)}
 	var sites []string
 	for _, r := range base {
 		for _, s := range r.SyncSites {

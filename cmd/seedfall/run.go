@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/coverage"
 	"github.com/seedfall/seedfall/internal/cli"
+	"github.com/seedfall/seedfall/internal/seedspec"
 	"github.com/seedfall/seedfall/internal/worker"
 	"github.com/seedfall/seedfall/report"
 )
@@ -160,27 +162,27 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "seedfall run: -mutation: %v\n", err)
 		return exitUsage
 	}
-	seeds, err := engine.ParseSeeds(*seedSpec)
+	seeds, err := seedspec.Parse(*seedSpec)
 	if err != nil {
 		fmt.Fprintf(stderr, "seedfall run: -%v\n", err)
 		return exitUsage
 	}
 	if *shard != "" {
-		i, n, err := engine.ParseShard(*shard)
+		i, n, err := seedspec.ParseShard(*shard)
 		if err != nil {
 			fmt.Fprintf(stderr, "seedfall run: -shard: %v\n", err)
 			return exitUsage
 		}
-		seeds = engine.Shard(seeds, i, n)
+		seeds = seedspec.Shard(seeds, i, n)
 	}
 	sim, code := loadAndPrepare(ctx, *cfgPath, stderr, *quiet)
 	if sim == nil {
 		return code
 	}
 	defer sim.Close()
-	var covSum *engine.CoverageSum
+	var covSum *coverage.Sum
 	if sim.Config().Coverage != nil {
-		covSum = &engine.CoverageSum{}
+		covSum = &coverage.Sum{}
 	} else if *coverDir != "" {
 		fmt.Fprintf(stderr, "seedfall run: -cover: %s has no \"coverage\" field: add e.g. \"coverage\": {\"packages\": [\"./...\"]}\n", *cfgPath)
 		return exitUsage
@@ -207,7 +209,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	sum.WallSec = time.Since(t0).Seconds()
 	if c := covSum.Coverage(); c != nil {
 		if *coverDir != "" {
-			if err := engine.WriteCoverageDir(*coverDir, c); err != nil {
+			if err := coverage.WriteDir(*coverDir, c); err != nil {
 				fmt.Fprintf(stderr, "seedfall run: -cover: %v\n", err)
 				return exitUsage
 			}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/seedspec"
 )
 
 // The soak test sweeps engine/testdata/soak.json, whose workload (engine/testdata/guests/soak)
@@ -159,7 +160,7 @@ func soak(t *testing.T, config string, seeds []uint64) {
 		}
 	}()
 	start := time.Now()
-	spec := engine.FormatSeedSpec(seeds)
+	spec := seedspec.Format(seeds)
 	code, stdout, stderr := runCLI(t, "run", "-c", filepath.Join(testdata, config), "-seeds", spec, "-workers", "2", "-q", "-out", out)
 	wall := time.Since(start)
 	close(stop)
@@ -276,7 +277,7 @@ func TestSoak(t *testing.T) {
 	if spec == "" {
 		spec = "1-10000"
 	}
-	seeds, err := engine.ParseSeeds(spec)
+	seeds, err := seedspec.Parse(spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/coverage"
 )
 
 // SweepSummary is the -json output of run.
@@ -148,13 +149,13 @@ func FaultLines(fs []engine.Fault) []string {
 // the statements that any seed reached, and the functions no seed entered.
 type CoverageSummary struct {
 	// Dir is where Go's coverage data was written (run -cover), if anywhere.
-	Dir       string                   `json:"dir,omitempty"`
-	Packages  []engine.PackageCoverage `json:"packages"`
-	Unreached []engine.UnreachedFunc   `json:"unreached_funcs"`
+	Dir       string               `json:"dir,omitempty"`
+	Packages  []coverage.Package   `json:"packages"`
+	Unreached []coverage.Unreached `json:"unreached_funcs"`
 }
 
 // SummarizeCoverage reads a sweep's merged coverage against the binaries' meta-data.
-func SummarizeCoverage(c *engine.Coverage) (*CoverageSummary, error) {
+func SummarizeCoverage(c *coverage.Coverage) (*CoverageSummary, error) {
 	rep, err := c.Report()
 	if err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/coverage"
 	"github.com/seedfall/seedfall/internal/worker"
 )
 
@@ -45,7 +46,7 @@ type SweepSpec struct {
 	// Coverage, when set, receives each result's coverage (config "coverage") as it
 	// arrives; the result then drops it unless KeepCoverage, so that a long sweep holds
 	// one sum instead of a coverage per seed.
-	Coverage     *engine.CoverageSum
+	Coverage     *coverage.Sum
 	KeepCoverage bool
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/coverage"
 )
 
 // fakeRun is a deterministic stand-in for a simulated run: a server whose every life
@@ -201,8 +202,8 @@ func TestAnalyze(t *testing.T) {
 			"  3.5739134s world FAIL client#1: lost",
 		},
 	}
-	r.Coverage = &engine.Coverage{Binaries: []engine.CoverageBinary{{MetaHash: "m1", Mode: "count",
-		Funcs: []engine.CoverageFunc{{Pkg: 0, Func: 3, Counters: []uint32{2, 0, 1}}}}}}
+	r.Coverage = &coverage.Coverage{Binaries: []coverage.Binary{{MetaHash: "m1", Mode: "count",
+		Funcs: []coverage.Func{{Pkg: 0, Func: 3, Counters: []uint32{2, 0, 1}}}}}}
 	a := Analyze(r)
 	want := []string{
 		"cov m1/0/3/0", "cov m1/0/3/2",

@@ -1,4 +1,6 @@
-package engine
+// Package seedspec reads and writes seed lists ("1-1000", "1-5,9,20-22") and splits them
+// into shards, for the commands, the Action and the MCP server.
+package seedspec
 
 import (
 	"fmt"
@@ -7,9 +9,9 @@ import (
 	"strings"
 )
 
-// ParseSeeds parses a seed list: "1-1000", "7", "1-5,9,20-22". Seeds are returned in
+// Parse parses a seed list: "1-1000", "7", "1-5,9,20-22". Seeds are returned in
 // ascending order without duplicates.
-func ParseSeeds(spec string) ([]uint64, error) {
+func Parse(spec string) ([]uint64, error) {
 	const most = 10_000_000
 	// Parse every part into a range first and count the seeds they cover, so that an
 	// oversized spec ("1-10000000000", or many large ranges) is refused before anything
@@ -69,9 +71,9 @@ func ParseSeeds(spec string) ([]uint64, error) {
 	return out, nil
 }
 
-// FormatSeedSpec writes seeds (ascending, no duplicates) as the shortest spec that
-// ParseSeeds reads back: runs of consecutive seeds as ranges, "1-100,105,200-210".
-func FormatSeedSpec(seeds []uint64) string {
+// Format writes seeds (ascending, no duplicates) as the shortest spec that
+// Parse reads back: runs of consecutive seeds as ranges, "1-100,105,200-210".
+func Format(seeds []uint64) string {
 	var b strings.Builder
 	for i := 0; i < len(seeds); {
 		j := i
