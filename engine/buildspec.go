@@ -5,10 +5,6 @@ import "github.com/seedfall/seedfall/engine/internal/build"
 // BuildError is a node package that did not compile; Output is the compiler's.
 type BuildError = build.Error
 
-// CacheDir is where seedfall keeps built modules and wazero's compilation cache:
-// $SEEDFALL_CACHE, else the user cache directory.
-func CacheDir() string { return build.CacheDir() }
-
 // buildSpec is what building node n of cfg needs.
 func buildSpec(cfg *Config, n NodeConfig) build.Spec {
 	return build.Spec{

@@ -25,11 +25,11 @@ func (w *world) failStopExit(inc *incarnation, detail string) {
 	if len(recent) > budget {
 		w.tracef(inc.label, "exited with code %d%s (fail-stop)", inc.code, detail)
 		w.fail(KindFailStopLoop, n.name, fmt.Sprintf("fail-stop restart loop: exited %d times in %s (more than max_restarts %d within restart_window %s); last %s",
-			len(recent), FormatDuration(w.now-recent[0]), budget, FormatDuration(window), last))
+			len(recent), formatDuration(w.now-recent[0]), budget, formatDuration(window), last))
 		return
 	}
 	at := w.now + int64(w.cfg.Faults.RestartDelay)
-	w.tracef(inc.label, "exited with code %d%s (fail-stop): restart at %s", inc.code, detail, FormatDuration(at))
+	w.tracef(inc.label, "exited with code %d%s (fail-stop): restart at %s", inc.code, detail, formatDuration(at))
 	w.stats.FailStopRestarts++
 	w.schedule(at, func() {
 		if n.inc == nil && !w.done {
@@ -58,7 +58,7 @@ func (w *world) failStopAtHorizon() {
 		window := int64(cmp.Or(n.cfg.RestartWindow, defaultRestartWindow))
 		if recent := n.recentExits(w.now, window); len(recent) >= 2 {
 			w.fail("fail-stop-loop", n.name, fmt.Sprintf("fail-stop restart loop: still exiting at the horizon: exited %d times in the last %s (%d in the whole run); last %s",
-				len(recent), FormatDuration(window), len(n.exits), n.lastExit))
+				len(recent), formatDuration(window), len(n.exits), n.lastExit))
 			return
 		}
 	}

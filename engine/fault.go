@@ -64,7 +64,7 @@ type FaultPlan struct {
 // "427.268ms crash server during disk op #56, restart at 1.942589s".
 func (f Fault) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s %s", FormatDuration(f.AtNS), f.Kind, f.Node)
+	fmt.Fprintf(&b, "%s %s %s", formatDuration(f.AtNS), f.Kind, f.Node)
 	if s := specOf(f.Kind); s != nil && s.detail != nil {
 		s.detail(&b, f)
 	}

@@ -75,7 +75,7 @@ func kindTable() []*kindSpec {
 					}
 				}
 				if f.RestartNS > 0 {
-					fmt.Fprintf(b, ", restart at %s", FormatDuration(f.AtNS+f.RestartNS))
+					fmt.Fprintf(b, ", restart at %s", formatDuration(f.AtNS+f.RestartNS))
 				}
 			},
 			span: func(f Fault) int64 {
@@ -124,11 +124,11 @@ func kindTable() []*kindSpec {
 			kind: FaultLatency,
 			apply: func(w *world, n *node, f Fault) {
 				w.applied = append(w.applied, f)
-				w.tracef("fault", "latency %s +%s for %s", f.Node, FormatDuration(f.LatencyNS), FormatDuration(f.DurationNS))
+				w.tracef("fault", "latency %s +%s for %s", f.Node, formatDuration(f.LatencyNS), formatDuration(f.DurationNS))
 				w.addLatency(f)
 			},
 			detail: func(b *strings.Builder, f Fault) {
-				fmt.Fprintf(b, " +%s for %s", FormatDuration(f.LatencyNS), FormatDuration(f.DurationNS))
+				fmt.Fprintf(b, " +%s for %s", formatDuration(f.LatencyNS), formatDuration(f.DurationNS))
 			},
 			span:     lastsDuration,
 			simplify: halveDuration,
@@ -154,7 +154,7 @@ func kindTable() []*kindSpec {
 				// Overlapping pauses extend each other; the node resumes when the last ends.
 				end := w.now + f.DurationNS
 				n.pausedTo = max(n.pausedTo, end)
-				w.tracef("fault", "pause %s for %s", n.inc.label, FormatDuration(f.DurationNS))
+				w.tracef("fault", "pause %s for %s", n.inc.label, formatDuration(f.DurationNS))
 				w.schedule(end, func() {
 					if n.pausedTo <= w.now {
 						w.tracef("fault", "resume %s", n.name)
@@ -162,7 +162,7 @@ func kindTable() []*kindSpec {
 				})
 			},
 			detail: func(b *strings.Builder, f Fault) {
-				fmt.Fprintf(b, " for %s", FormatDuration(f.DurationNS))
+				fmt.Fprintf(b, " for %s", formatDuration(f.DurationNS))
 			},
 			span:     lastsDuration,
 			simplify: halveDuration,
@@ -172,10 +172,10 @@ func kindTable() []*kindSpec {
 			apply: func(w *world, n *node, f Fault) {
 				w.applied = append(w.applied, f)
 				n.wallJump += f.JumpNS
-				w.tracef("fault", "wall clock of %s jumps by %s", n.name, FormatDuration(f.JumpNS))
+				w.tracef("fault", "wall clock of %s jumps by %s", n.name, formatDuration(f.JumpNS))
 			},
 			detail: func(b *strings.Builder, f Fault) {
-				fmt.Fprintf(b, " by %s", FormatDuration(f.JumpNS))
+				fmt.Fprintf(b, " by %s", formatDuration(f.JumpNS))
 			},
 		},
 		{
@@ -227,7 +227,7 @@ func partitionDetail(b *strings.Builder, f Fault) {
 	if f.OneWay {
 		dir = "->"
 	}
-	fmt.Fprintf(b, " %s %s for %s", dir, strings.Join(f.Peers, ","), FormatDuration(f.DurationNS))
+	fmt.Fprintf(b, " %s %s for %s", dir, strings.Join(f.Peers, ","), formatDuration(f.DurationNS))
 }
 
 func lastsDuration(f Fault) int64 { return f.DurationNS }

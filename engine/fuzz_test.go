@@ -45,4 +45,3 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	})
 }
-

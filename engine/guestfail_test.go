@@ -61,7 +61,7 @@ func TestGuestFailures(t *testing.T) {
 			verdict: engine.VerdictHorizon,
 			check: func(t *testing.T, r *engine.Result) {
 				if r.EndNS != int64(5*time.Second) || r.Failure != nil {
-					t.Errorf("ended at %s with failure %v, want the 5s horizon and no failure", engine.FormatDuration(r.EndNS), r.Failure)
+					t.Errorf("ended at %s with failure %v, want the 5s horizon and no failure", time.Duration(r.EndNS).String(), r.Failure)
 				}
 			},
 		},

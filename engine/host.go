@@ -308,7 +308,7 @@ func (inc *incarnation) emitLine(line string) {
 		inc.lastLine = strings.TrimSpace(line)
 	}
 	inc.panics.line(line)
-	inc.w.addLine(fmt.Sprintf("%12s %s | %s", FormatDuration(inc.w.now), inc.label, line))
+	inc.w.addLine(fmt.Sprintf("%12s %s | %s", formatDuration(inc.w.now), inc.label, line))
 }
 
 func (inc *incarnation) flushOutput() {

@@ -35,6 +35,6 @@ func (s *Sim) compileNode(ctx context.Context, data []byte, plain bool) (m wazer
 	return m, memoryAllocator(), imageErr, err
 }
 
-// ImagePath reports, per module in AllNodes order, whether it instantiates from a memory
+// imagePath reports, per module in AllNodes order, whether it instantiates from a memory
 // image (nil) or why not.
-func (s *Sim) ImagePath() []error { return s.imageErrs }
+func (s *Sim) imagePath() []error { return s.imageErrs }

@@ -32,7 +32,7 @@ func prepareBoth(t *testing.T, path string) (image, plain *Sim) {
 	}
 	t.Cleanup(func() { plain.Close() })
 	if imageCapable {
-		for i, e := range image.ImagePath() {
+		for i, e := range image.imagePath() {
 			if e != nil {
 				t.Fatalf("%s: module %d is not on the image path: %v", path, i, e)
 			}

@@ -93,7 +93,7 @@ func (w *world) scheduleQuiet() {
 			who = wl.inc.label
 		}
 		w.fail(KindLiveness, who, fmt.Sprintf("%s had not finished %s after the last fault ended at %s (liveness.quiet), %s; its last output: %s",
-			who, FormatDuration(q), FormatDuration(end), wl.waitState(w.now), lastOutput(wl)))
+			who, formatDuration(q), formatDuration(end), wl.waitState(w.now), lastOutput(wl)))
 		w.failure.LastOutput = lastOutputLine(wl)
 	}
 	w.schedule(w.lastFaultEnd()+q, check)
@@ -115,7 +115,7 @@ func (w *world) livenessAtHorizon() {
 	w.failure = &Failure{
 		Kind: KindLiveness, Node: who, AtNS: w.now, LastOutput: lastOutputLine(wl),
 		Reason: fmt.Sprintf("%s had not finished at the horizon %s, %s; its last output: %s",
-			who, FormatDuration(int64(w.cfg.Horizon)), wl.waitState(w.now), lastOutput(wl)),
+			who, formatDuration(int64(w.cfg.Horizon)), wl.waitState(w.now), lastOutput(wl)),
 	}
 }
 

@@ -42,7 +42,7 @@ func TestLivenessAtHorizon(t *testing.T) {
 		}
 		f := r.Failure
 		if !r.Failed() || f.AtNS != int64(20*time.Second) || r.EndNS != f.AtNS || f.Node != "client#1" {
-			t.Errorf("seed %d: failure at %s by %q (failed %v), want client#1 at the 20s horizon", seed, engine.FormatDuration(f.AtNS), f.Node, r.Failed())
+			t.Errorf("seed %d: failure at %s by %q (failed %v), want client#1 at the 20s horizon", seed, time.Duration(f.AtNS).String(), f.Node, r.Failed())
 		}
 		if !strings.HasPrefix(f.Reason, "client#1 had not finished at the horizon 20s, waiting with a timer pending; its last output: dial: ") ||
 			!strings.HasSuffix(f.Reason, "Connection refused; retrying") || !strings.HasPrefix(f.LastOutput, "dial: ") {
@@ -106,7 +106,7 @@ func TestLivenessQuiet(t *testing.T) {
 	r := runSeed(t, s, 1, oneCrash)
 	want := int64(700*time.Millisecond + 3*time.Second) // crash 500ms, restart 700ms, quiet 3s
 	if r.Verdict != engine.VerdictFail || r.Failure == nil || r.Failure.Kind != engine.KindLiveness || r.Failure.AtNS != want {
-		t.Fatalf("verdict %s failure %+v, want a liveness failure at %s\n%s", r.Verdict, r.Failure, engine.FormatDuration(want), lastLines(r, 10))
+		t.Fatalf("verdict %s failure %+v, want a liveness failure at %s\n%s", r.Verdict, r.Failure, time.Duration(want).String(), lastLines(r, 10))
 	}
 	if !strings.HasPrefix(r.Failure.Reason, "client#1 had not finished 3s after the last fault ended at 700ms (liveness.quiet), ") {
 		t.Errorf("reason %q", r.Failure.Reason)

@@ -141,15 +141,15 @@ func (r *Result) Failed() bool {
 	return r.Verdict == VerdictFail || r.Verdict == VerdictWatchdog || r.Verdict == VerdictError
 }
 
-// FormatDuration prints a virtual time the way seedfall's output does: "427.268ms", "1.7052s".
-func FormatDuration(ns int64) string {
+// formatDuration prints a virtual time the way seedfall's output does: "427.268ms", "1.7052s".
+func formatDuration(ns int64) string {
 	return time.Duration(ns).String()
 }
 
 // String renders the result on one line.
 func (r *Result) String() string {
 	if r.Failure != nil {
-		return fmt.Sprintf("seed %d %s at t=%s %s", r.Seed, r.Verdict, FormatDuration(r.Failure.AtNS), r.Failure.Reason)
+		return fmt.Sprintf("seed %d %s at t=%s %s", r.Seed, r.Verdict, formatDuration(r.Failure.AtNS), r.Failure.Reason)
 	}
 	return fmt.Sprintf("seed %d %s", r.Seed, r.Verdict)
 }

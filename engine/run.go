@@ -109,7 +109,7 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 	}
 	s.BuildTime = time.Since(t0)
 	t1 := time.Now()
-	cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(CacheDir(), "wazero"))
+	cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(build.CacheDir(), "wazero"))
 	if err != nil {
 		return nil, fmt.Errorf("compilation cache: %w", err)
 	}

@@ -263,7 +263,7 @@ func buildScenario(path string, steps []*scStep) (*scenario, []time.Duration, er
 	}
 	for k, i := range sc.open {
 		if strings.HasPrefix(k, "partition ") {
-			return nil, nil, fmt.Errorf("%s: the %s at %s is never healed", path, k, engine.FormatDuration(sc.plan.Faults[i].AtNS))
+			return nil, nil, fmt.Errorf("%s: the %s at %s is never healed", path, k, time.Duration(sc.plan.Faults[i].AtNS).String())
 		}
 	}
 	if sc.workload == "" || sc.horizon == 0 {

@@ -10,7 +10,7 @@ import (
 
 // tracef appends one line to the trace: virtual time, who, what.
 func (w *world) tracef(who, format string, args ...any) {
-	line := fmt.Sprintf("%12s %s %s", FormatDuration(w.now), who, fmt.Sprintf(format, args...))
+	line := fmt.Sprintf("%12s %s %s", formatDuration(w.now), who, fmt.Sprintf(format, args...))
 	w.addLine(line)
 }
 

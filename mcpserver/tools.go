@@ -426,14 +426,14 @@ func runText(o RunOutput) string {
 func replayText(o ReplayOutput, r *engine.Result) string {
 	var b strings.Builder
 	if o.Failure != nil {
-		fmt.Fprintf(&b, "%s seed %d at t=%s: %s\n", strings.ToUpper(string(o.Verdict)), o.Seed, engine.FormatDuration(o.Failure.AtNS), o.Failure.Reason)
+		fmt.Fprintf(&b, "%s seed %d at t=%s: %s\n", strings.ToUpper(string(o.Verdict)), o.Seed, time.Duration(o.Failure.AtNS).String(), o.Failure.Reason)
 		fb := cli.FaultLines(cli.FaultsBefore(r))
 		fmt.Fprintf(&b, "faults before the failure (%d):\n", len(fb))
 		for _, l := range fb {
 			fmt.Fprintf(&b, "  %s\n", l)
 		}
 	} else {
-		fmt.Fprintf(&b, "%s seed %d at t=%s, %s applied\n", o.Verdict, o.Seed, engine.FormatDuration(o.EndNS), plural(len(o.Faults), "fault", "faults"))
+		fmt.Fprintf(&b, "%s seed %d at t=%s, %s applied\n", o.Verdict, o.Seed, time.Duration(o.EndNS).String(), plural(len(o.Faults), "fault", "faults"))
 	}
 	fmt.Fprintf(&b, "trace %s (%d lines); the last %d are in trace_tail", o.TraceHash, o.TraceLines, len(o.TraceTail))
 	return b.String()
@@ -463,7 +463,7 @@ func shrinkText(o cli.ShrinkReport, cfgArg string, res *engine.ShrinkResult) str
 func causeText(o CauseOutput) string {
 	var b strings.Builder
 	if o.Failure != nil {
-		fmt.Fprintf(&b, "seed %d: FAIL at %s: %s\n", o.Seed, engine.FormatDuration(o.Failure.AtNS), o.Failure.Reason)
+		fmt.Fprintf(&b, "seed %d: FAIL at %s: %s\n", o.Seed, time.Duration(o.Failure.AtNS).String(), o.Failure.Reason)
 	}
 	fmt.Fprintf(&b, "P(fail) over %d alternate futures:\n", o.Futures)
 	for _, l := range o.Bars {

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/coverage"
@@ -302,4 +303,4 @@ func determinismLine(s Summary) string {
 }
 
 // fmtNS prints a virtual time as seedfall's output does.
-func fmtNS(ns int64) string { return engine.FormatDuration(ns) }
+func fmtNS(ns int64) string { return time.Duration(ns).String() }

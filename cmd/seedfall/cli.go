@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"time"
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/cli"
@@ -126,7 +127,7 @@ func loadAndPrepare(ctx context.Context, path string, stderr io.Writer, quiet bo
 func printFailure(w io.Writer, r *engine.Result, cfgPath, extra string) {
 	at := ""
 	if r.Failure != nil {
-		at = " at t=" + engine.FormatDuration(r.Failure.AtNS)
+		at = " at t=" + time.Duration(r.Failure.AtNS).String()
 	}
 	reason := ""
 	if r.Failure != nil {

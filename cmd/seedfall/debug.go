@@ -154,7 +154,7 @@ func cmdCause(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	name := filepath.Base(filepath.Dir(sim.Config().Path))
 	fmt.Fprintf(stdout, "# %s, seed %d: %d alternate futures in %.0fs\n", name, *seed, res.Futures, time.Duration(res.WallNS).Seconds())
-	fmt.Fprintf(stdout, "# FAIL at %s: %s\n", engine.FormatDuration(res.Failure.AtNS), res.Failure.Reason)
+	fmt.Fprintf(stdout, "# FAIL at %s: %s\n", time.Duration(res.Failure.AtNS).String(), res.Failure.Reason)
 	for _, b := range bars {
 		fmt.Fprintln(stdout, b)
 	}

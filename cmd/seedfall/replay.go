@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/cli"
@@ -103,7 +104,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			}
 			printFailure(stdout, r, *cfgPath, extra)
 		} else {
-			fmt.Fprintf(stdout, "ok seed %d: %s at t=%s, %s applied\n", r.Seed, r.Verdict, engine.FormatDuration(r.EndNS), plural(len(r.Faults), "fault", "faults"))
+			fmt.Fprintf(stdout, "ok seed %d: %s at t=%s, %s applied\n", r.Seed, r.Verdict, time.Duration(r.EndNS).String(), plural(len(r.Faults), "fault", "faults"))
 		}
 		if r.LinUnknown {
 			fmt.Fprintf(stdout, "linearizability: unknown (%s)\n", r.LinDetail)

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/seedfall/seedfall/engine"
 )
@@ -45,11 +46,11 @@ func NewShrinkReport(res *engine.ShrinkResult, planFile, replay string) ShrinkRe
 func CauseBars(res *engine.CauseResult) []string {
 	w := 0
 	for _, m := range res.Moments {
-		w = max(w, len(engine.FormatDuration(m.AtNS)))
+		w = max(w, len(time.Duration(m.AtNS).String()))
 	}
 	var out []string
 	for _, m := range res.Moments {
-		t := engine.FormatDuration(m.AtNS)
+		t := time.Duration(m.AtNS).String()
 		bar := strings.Repeat("█", int(m.P*15+0.5))
 		line := fmt.Sprintf("%s%s %3.0f%% %s", strings.Repeat(" ", w-len(t)), t, m.P*100, bar)
 		if m.Fault != "" {

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/coverage"
@@ -135,11 +136,11 @@ func FaultsBefore(r *engine.Result) []engine.Fault {
 func FaultLines(fs []engine.Fault) []string {
 	w := 0
 	for _, f := range fs {
-		w = max(w, len(engine.FormatDuration(f.AtNS)))
+		w = max(w, len(time.Duration(f.AtNS).String()))
 	}
 	var out []string
 	for _, f := range fs {
-		t := engine.FormatDuration(f.AtNS)
+		t := time.Duration(f.AtNS).String()
 		out = append(out, strings.Repeat(" ", w-len(t))+f.String())
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/coverage"
@@ -29,7 +30,7 @@ func fakeRun(calls *atomic.Int64) func(context.Context, uint64, engine.RunOption
 		}
 		r := &engine.Result{Seed: seed, Verdict: engine.VerdictPass}
 		tr := func(at int64, who, format string, a ...any) {
-			r.Trace = append(r.Trace, fmt.Sprintf("%12s %s %s", engine.FormatDuration(at), who, fmt.Sprintf(format, a...)))
+			r.Trace = append(r.Trace, fmt.Sprintf("%12s %s %s", time.Duration(at).String(), who, fmt.Sprintf(format, a...)))
 		}
 		var applied []engine.Fault
 		t, inc := int64(0), 1

@@ -24,6 +24,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine/internal/cover"
 	"github.com/seedfall/seedfall/engine/internal/overlay"
+	"github.com/seedfall/seedfall/internal/cachedir"
 )
 
 // Error is a node package that did not compile; Output is the compiler's.
@@ -36,18 +37,9 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("build node %q (%s) for wasip1 failed:\n%s", e.Node, e.Pkg, strings.TrimRight(e.Output, "\n"))
 }
 
-// CacheDir is where seedfall keeps built modules and wazero's compilation cache:
-// $SEEDFALL_CACHE, else the user cache directory.
-func CacheDir() string {
-	if d := os.Getenv("SEEDFALL_CACHE"); d != "" {
-		return d
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		d = os.TempDir()
-	}
-	return filepath.Join(d, "seedfall")
-}
+// CacheDir is where seedfall keeps built modules and wazero's compilation cache
+// (internal/cachedir).
+func CacheDir() string { return cachedir.Dir() }
 
 var (
 	gorootMu sync.Mutex
