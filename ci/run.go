@@ -422,7 +422,7 @@ func (r *runner) buildData(results []engine.Result, groups []*group, fixed []str
 			Kind:         string(rep.Failure.Kind),
 			Reason:       rep.Failure.Reason,
 			Seeds:        g.seeds(),
-			FaultClasses: engine.FaultClasses(rep),
+			FaultClasses: report.FaultClasses(rep),
 			Shrunk:       g.shrunk,
 			ShrinkNote:   g.note,
 			Faults:       rep.Faults,

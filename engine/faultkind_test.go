@@ -5,7 +5,6 @@ import (
 	"go/parser"
 	"go/token"
 	"slices"
-	"sort"
 	"strconv"
 	"testing"
 )
@@ -66,35 +65,6 @@ func TestFaultKindTable(t *testing.T) {
 	}
 	if err := (Fault{Kind: "meteor", Node: "n"}).Validate(); err == nil || err.Error() != `kind "meteor" is not a fault kind (want crash, partition, latency, reset, pause, clock_jump, clock_skew or fsync_eio)` {
 		t.Errorf("unknown kind: %v", err)
-	}
-}
-
-// TestFaultClassesAgree: FaultClasses (the groups' "faults before") and Fault.Class (the
-// report's colours) say the same of every fault, a crash during a disk op included.
-func TestFaultClassesAgree(t *testing.T) {
-	r := &Result{Failure: &Failure{AtNS: 100}}
-	for i, s := range faultKinds {
-		r.Faults = append(r.Faults, Fault{AtNS: int64(i), Kind: s.kind, Node: "n"})
-	}
-	r.Faults = append(r.Faults, Fault{AtNS: 50, Kind: FaultCrash, Node: "n", DiskOp: 7, Incarnation: 1})
-	r.Faults = append(r.Faults, Fault{AtNS: 200, Kind: FaultPause, Node: "late"}) // after the failure
-	var want []string
-	seen := map[string]bool{}
-	for _, f := range r.Faults[:len(r.Faults)-1] {
-		if c := f.Class(); !seen[c] {
-			seen[c] = true
-			want = append(want, c)
-		}
-	}
-	sort.Strings(want)
-	if got := FaultClasses(r); !slices.Equal(got, want) {
-		t.Errorf("FaultClasses %v, classes %v", got, want)
-	}
-	if !seen["crash-mid-op"] || !seen["crash"] {
-		t.Errorf("classes %v lack crash or crash-mid-op", want)
-	}
-	if c := (Fault{Kind: "meteor"}).Class(); c != "other" {
-		t.Errorf("unknown kind's class %q, want other", c)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"regexp"
-	"sort"
 	"strings"
 )
 
@@ -60,7 +59,7 @@ func normalizeOutput(line string) string {
 //
 // The kinds of the faults before the failure are deliberately not part of the hash: on a
 // sweep they vary from seed to seed for one bug (a bystander partition here, none there),
-// which would split one bug into many groups. FaultClasses gives them for display, and a
+// which would split one bug into many groups. report.FaultClasses gives them for display, and a
 // shrunk plan gives the ones that matter.
 func Signature(r *Result) string {
 	if r == nil || r.Failure == nil {
@@ -85,24 +84,4 @@ func signatureKey(r *Result) string {
 		return string(r.Failure.Kind) + "|last output: " + normalizeOutput(r.Failure.LastOutput)
 	}
 	return string(r.Failure.Kind) + "|" + NormalizeReason(r.Failure.Reason)
-}
-
-// FaultClasses returns the sorted classes (Fault.Class) of the faults applied before the
-// failure: their kinds, with a crash during a disk op reported as "crash-mid-op".
-func FaultClasses(r *Result) []string {
-	if r == nil || r.Failure == nil {
-		return nil
-	}
-	kinds := map[string]bool{}
-	for _, f := range r.Faults {
-		if f.AtNS <= r.Failure.AtNS {
-			kinds[f.Class()] = true
-		}
-	}
-	ks := make([]string, 0, len(kinds))
-	for k := range kinds {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

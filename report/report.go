@@ -43,7 +43,7 @@ type Group struct {
 	Reason string
 	// Seeds are the failing seeds, ascending.
 	Seeds []uint64
-	// FaultClasses are the kinds of the faults before the failure (engine.FaultClasses).
+	// FaultClasses are the kinds of the faults before the failure (FaultClasses).
 	FaultClasses []string
 	// Shrunk is the minimal fault schedule; empty when the failure was not shrunk.
 	Shrunk []engine.Fault
@@ -304,3 +304,23 @@ func determinismLine(s Summary) string {
 
 // fmtNS prints a virtual time as seedfall's output does.
 func fmtNS(ns int64) string { return time.Duration(ns).String() }
+
+// FaultClasses returns the sorted classes (Fault.Class) of the faults applied before the
+// failure: their kinds, with a crash during a disk op reported as "crash-mid-op".
+func FaultClasses(r *engine.Result) []string {
+	if r == nil || r.Failure == nil {
+		return nil
+	}
+	kinds := map[string]bool{}
+	for _, f := range r.Faults {
+		if f.AtNS <= r.Failure.AtNS {
+			kinds[f.Class()] = true
+		}
+	}
+	ks := make([]string, 0, len(kinds))
+	for k := range kinds {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
