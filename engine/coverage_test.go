@@ -152,7 +152,7 @@ func TestCoverageDeterministic(t *testing.T) {
 	}
 }
 
-// TestCoverageGoTool: the directory WriteCoverageDir writes is Go's format: go tool
+// TestCoverageGoTool: the directory coverage.WriteDir writes is Go's format: go tool
 // covdata reads it, and its per-function figures agree with the run.
 func TestCoverageGoTool(t *testing.T) {
 	s := coverSim(t, crashFaults)

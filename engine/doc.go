@@ -2,10 +2,14 @@
 // simulated world: it owns virtual time, randomness, scheduling, the disks and the
 // network, so a seed replays exactly.
 //
-// The public API is small: a Config (ParseConfig, LoadConfig); Prepare builds and
-// compiles it into a Sim; Sim.Run runs one seed and returns a Result (its Verdict,
-// Failure, Signature and trace hash); Sweep, Pool and Runner run many seeds, in this
-// process or in worker processes; Shrink, Cause and the -check divergence debug one.
+// The public API is what embedding seedfall needs: a Config (ParseConfig, LoadConfig);
+// Prepare builds and compiles it into a Sim; Sim.Run runs one seed with RunOptions and
+// returns a Result (its Verdict, Failure, Signature and trace hash); Sim.Sweep runs
+// many in this process; Shrink, Cause and the -check divergence debug one; fault plans
+// (FaultPlan, Fault) replay exactly. The coverage of the system under test is the
+// engine/coverage package. Worker processes (internal/worker), seed lists
+// (internal/seedspec) and the cache directory (internal/cachedir) belong to the
+// commands, not to this API.
 //
 // The package is the core, the world, split by concern:
 //
@@ -23,15 +27,18 @@
 //	               the network's (netsim.Owner); the guest's output
 //	diskop.go      disk-op numbering and the faults aimed at disk ops (crash mid-op,
 //	               fsync EIO), the rest of wasi.Proc
+//	faultkind.go   every fault kind's entry: how it is armed and applied, its text, its
+//	               checks, how long it lasts, how shrink simplifies it, its class
 //	plan.go, fault.go, diskfault.go, mutation.go   fault plans, faults, mutations
 //	config.go      the config file
-//	coverage.go, coverage_output.go   coverage of the system under test, its files
+//	coverage.go    collecting the coverage of the system under test (engine/coverage
+//	               holds the type, its sums, files and report)
 //	run.go         Prepare, Sim, Run
 //	image.go, image_sim.go, memimage_*.go   guests instantiated from a copy-on-write
 //	               memory image of their data segments
 //	profile.go, profile_pprof.go   replay -profile: a CPU profile of guests and host
 //	explore.go     what internal/explore needs: GeneratePlan, RenumberFaults
-//	sweep.go, seeds.go, worker.go, runner.go       sweeps, seed specs, worker processes
+//	sweep.go       property verdicts over a sweep
 //	debug_shrink.go, debug_cause.go, debug_diverge.go
 //	               debugging, built on Run: Shrink drops and simplifies faults while the
 //	               failure's Signature stays; Cause re-randomizes the future from a
