@@ -493,13 +493,7 @@ func fdFilestatSetSize(h *Process, m api.Memory, s []uint64) uint32 {
 	}
 	size := int64(s[1])
 	op := h.beginDiskOp("truncate", e.path, fmt.Sprint(size))
-	if op.Crash {
-		h.p.MaybeApply(func() { h.p.Disk().Truncate(e.ino, size) })
-		h.p.CrashNow(op, "")
-	}
-	err := h.p.Disk().Truncate(e.ino, size)
-	h.p.EndDiskOp()
-	if err != nil {
+	if err := h.namespaceOp(op, func() error { return h.p.Disk().Truncate(e.ino, size) }); err != nil {
 		return h.diskErr(op, err)
 	}
 	return 0

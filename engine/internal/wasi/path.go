@@ -74,13 +74,10 @@ func pathOpen(h *Process, m api.Memory, s []uint64) uint32 {
 		if slash {
 			return errnoIsDir // open("new/", O_CREAT) on Linux
 		}
-		op := h.beginDiskOp("create", p, "")
-		if op.Crash {
-			h.p.MaybeApply(func() { d.Create(p, false) })
-			h.p.CrashNow(op, "")
-		}
-		ino, err = d.Create(p, oflags&oflagDirectory != 0)
-		h.p.EndDiskOp()
+		err = h.namespaceOp(h.beginDiskOp("create", p, ""), func() (err error) {
+			ino, err = d.Create(p, oflags&oflagDirectory != 0)
+			return err
+		})
 		if err != nil {
 			return errnoOf(err)
 		}
@@ -103,13 +100,7 @@ func pathOpen(h *Process, m api.Memory, s []uint64) uint32 {
 	if st.Dir {
 		e.kind = fdDir
 	} else if oflags&oflagTrunc != 0 && st.Size > 0 {
-		op := h.beginDiskOp("truncate", p, "0")
-		if op.Crash {
-			h.p.MaybeApply(func() { d.Truncate(ino, 0) })
-			h.p.CrashNow(op, "")
-		}
-		err := d.Truncate(ino, 0)
-		h.p.EndDiskOp()
+		err := h.namespaceOp(h.beginDiskOp("truncate", p, "0"), func() error { return d.Truncate(ino, 0) })
 		if err != nil {
 			return errnoOf(err)
 		}
@@ -127,14 +118,10 @@ func pathCreateDirectory(h *Process, m api.Memory, s []uint64) uint32 {
 	if _, err := d.Lookup(p); err == nil {
 		return errnoExist
 	}
-	op := h.beginDiskOp("mkdir", p, "")
-	if op.Crash {
-		h.p.MaybeApply(func() { d.Create(p, true) })
-		h.p.CrashNow(op, "")
-	}
-	_, err := d.Create(p, true)
-	h.p.EndDiskOp()
-	return errnoOf(err)
+	return errnoOf(h.namespaceOp(h.beginDiskOp("mkdir", p, ""), func() error {
+		_, err := d.Create(p, true)
+		return err
+	}))
 }
 
 func pathFilestatGet(h *Process, m api.Memory, s []uint64) uint32 {
@@ -187,13 +174,7 @@ func pathLink(h *Process, m api.Memory, s []uint64) uint32 {
 		return errnoExist
 	}
 	op := h.p.BeginDiskOp("link", "link", []string{from, to}, "-> "+to)
-	if op.Crash {
-		h.p.MaybeApply(func() { d.Link(from, to) })
-		h.p.CrashNow(op, "")
-	}
-	err := d.Link(from, to)
-	h.p.EndDiskOp()
-	return errnoOf(err)
+	return errnoOf(h.namespaceOp(op, func() error { return d.Link(from, to) }))
 }
 
 func pathSymlink(h *Process, m api.Memory, s []uint64) uint32  { return errnoNotSup }
@@ -205,14 +186,7 @@ func pathRemoveDirectory(h *Process, m api.Memory, s []uint64) uint32 {
 		return errno
 	}
 	d := h.p.Disk()
-	op := h.beginDiskOp("rmdir", p, "")
-	if op.Crash {
-		h.p.MaybeApply(func() { d.Rmdir(p) })
-		h.p.CrashNow(op, "")
-	}
-	err := d.Rmdir(p)
-	h.p.EndDiskOp()
-	return errnoOf(err)
+	return errnoOf(h.namespaceOp(h.beginDiskOp("rmdir", p, ""), func() error { return d.Rmdir(p) }))
 }
 
 func pathUnlinkFile(h *Process, m api.Memory, s []uint64) uint32 {
@@ -224,14 +198,7 @@ func pathUnlinkFile(h *Process, m api.Memory, s []uint64) uint32 {
 		return errnoNotDir
 	}
 	d := h.p.Disk()
-	op := h.beginDiskOp("unlink", p, "")
-	if op.Crash {
-		h.p.MaybeApply(func() { d.Unlink(p) })
-		h.p.CrashNow(op, "")
-	}
-	err := d.Unlink(p)
-	h.p.EndDiskOp()
-	return errnoOf(err)
+	return errnoOf(h.namespaceOp(h.beginDiskOp("unlink", p, ""), func() error { return d.Unlink(p) }))
 }
 
 func pathRename(h *Process, m api.Memory, s []uint64) uint32 {
@@ -253,14 +220,9 @@ func pathRename(h *Process, m api.Memory, s []uint64) uint32 {
 		}
 	}
 	op := h.p.BeginDiskOp("rename", "rename", []string{from, to}, "-> "+to)
-	if op.Crash {
-		h.p.MaybeApply(func() { d.Rename(from, to) })
-		h.p.CrashNow(op, "")
-	}
-	err := d.Rename(from, to)
+	err := h.namespaceOp(op, func() error { return d.Rename(from, to) })
 	if err == nil {
-		h.renamed(from, to)
+		h.renamed(from, to) // the fds' paths follow the file
 	}
-	h.p.EndDiskOp()
 	return errnoOf(err)
 }

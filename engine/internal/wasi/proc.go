@@ -129,3 +129,18 @@ type DiskOp struct {
 func (h *Process) beginDiskOp(kind, path, detail string) DiskOp {
 	return h.p.BeginDiskOp(kind, kind, []string{path}, detail)
 }
+
+// namespaceOp is the one way a host call changes the namespace or a file's size as a
+// disk op (create, mkdir, rmdir, unlink, link, rename, truncate), so that no call gets
+// the crash protocol wrong: op was begun with BeginDiskOp; a crash planned for it lands
+// the change or not (a draw from the crash's own stream) and stops the guest, which
+// never returns from here; otherwise the change is made and the op ends.
+func (h *Process) namespaceOp(op DiskOp, change func() error) error {
+	if op.Crash {
+		h.p.MaybeApply(func() { change() })
+		h.p.CrashNow(op, "")
+	}
+	err := change()
+	h.p.EndDiskOp()
+	return err
+}
