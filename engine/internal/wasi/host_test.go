@@ -37,13 +37,15 @@ type fakeProc struct {
 // crashed is what CrashNow panics with, standing in for the guest's exit.
 type crashed struct{ op int64 }
 
-func (p *fakeProc) Disk() *disk.FS      { return p.fs }
-func (p *fakeProc) Args() []string      { return p.args }
-func (p *fakeProc) Advance()            { p.log = append(p.log, "advance") }
-func (p *fakeProc) Clock(rt bool) int64 { return map[bool]int64{true: 1_700_000_000_000_000_000, false: 42}[rt] }
-func (p *fakeProc) RandUint64() uint64  { p.rnd++; return 0x0102030405060708 * p.rnd }
-func (p *fakeProc) CountReplace()       { p.log = append(p.log, "replace") }
-func (p *fakeProc) EndDiskOp()          { p.log = append(p.log, fmt.Sprintf("end #%d", p.ops)) }
+func (p *fakeProc) Disk() *disk.FS { return p.fs }
+func (p *fakeProc) Args() []string { return p.args }
+func (p *fakeProc) Advance()       { p.log = append(p.log, "advance") }
+func (p *fakeProc) Clock(rt bool) int64 {
+	return map[bool]int64{true: 1_700_000_000_000_000_000, false: 42}[rt]
+}
+func (p *fakeProc) RandUint64() uint64 { p.rnd++; return 0x0102030405060708 * p.rnd }
+func (p *fakeProc) CountReplace()      { p.log = append(p.log, "replace") }
+func (p *fakeProc) EndDiskOp()         { p.log = append(p.log, fmt.Sprintf("end #%d", p.ops)) }
 func (p *fakeProc) CrashStream() *rand.Rand {
 	return rand.New(rand.NewPCG(1, 2))
 }
