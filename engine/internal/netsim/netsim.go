@@ -12,21 +12,23 @@ package netsim
 import (
 	"math/rand/v2"
 	"slices"
+
+	"github.com/seedfall/seedfall/engine/internal/errno"
 )
 
-// Errno is a socket error, numbered as in WASI preview 1 (like disk.Errno), so the
-// host returns it to the guest unchanged. 0 is success.
+// Errno is a socket error, numbered as in WASI preview 1 (the one table,
+// internal/errno), so the host returns it to the guest unchanged. 0 is success.
 type Errno = uint16
 
 // The errnos the network returns.
 const (
-	EADDRINUSE   Errno = 3
-	EAGAIN       Errno = 6
-	ECONNREFUSED Errno = 14
-	ECONNRESET   Errno = 15
-	EHOSTUNREACH Errno = 23
-	EINVAL       Errno = 28
-	EPIPE        Errno = 64
+	EADDRINUSE   = Errno(errno.EADDRINUSE)
+	EAGAIN       = Errno(errno.EAGAIN)
+	ECONNREFUSED = Errno(errno.ECONNREFUSED)
+	ECONNRESET   = Errno(errno.ECONNRESET)
+	EHOSTUNREACH = Errno(errno.EHOSTUNREACH)
+	EINVAL       = Errno(errno.EINVAL)
+	EPIPE        = Errno(errno.EPIPE)
 )
 
 // World is what the network needs of the simulation around it: virtual time, the event

@@ -61,7 +61,7 @@ func pollOneoff(h *Process, m api.Memory, s []uint64) uint32 {
 				e := h.fd(fd)
 				switch {
 				case e == nil:
-					ready, errno = true, errnoBadf
+					ready, errno = true, uint16(errnoBadf)
 				case e.kind != fdSock:
 					ready = true
 				case tag == subFdRead:

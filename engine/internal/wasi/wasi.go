@@ -25,32 +25,33 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/seedfall/seedfall/engine/internal/disk"
+	"github.com/seedfall/seedfall/engine/internal/errno"
 	"github.com/seedfall/seedfall/engine/internal/netsim"
 )
 
-// WASI errnos (wasi_snapshot_preview1 numbering).
+// WASI errnos, from the one table (internal/errno), as the host functions return them.
 const (
-	errnoSuccess     = 0
-	errnoAddrInUse   = 3
-	errnoAgain       = 6
-	errnoBadf        = 8
-	errnoConnRefused = 14
-	errnoConnReset   = 15
-	errnoExist       = 20
-	errnoHostUnreach = 23
-	errnoIntr        = 27
-	errnoInval       = 28
-	errnoIO          = 29
-	errnoIsDir       = 31
-	errnoNoent       = 44
-	errnoNosys       = 52
-	errnoNotConn     = 53
-	errnoNotDir      = 54
-	errnoNotSock     = 57
-	errnoNotSup      = 58
-	errnoPerm        = 63
-	errnoPipe        = 64
-	errnoSpipe       = 70
+	errnoSuccess     = uint32(errno.Success)
+	errnoAddrInUse   = uint32(errno.EADDRINUSE)
+	errnoAgain       = uint32(errno.EAGAIN)
+	errnoBadf        = uint32(errno.EBADF)
+	errnoConnRefused = uint32(errno.ECONNREFUSED)
+	errnoConnReset   = uint32(errno.ECONNRESET)
+	errnoExist       = uint32(errno.EEXIST)
+	errnoHostUnreach = uint32(errno.EHOSTUNREACH)
+	errnoIntr        = uint32(errno.EINTR)
+	errnoInval       = uint32(errno.EINVAL)
+	errnoIO          = uint32(errno.EIO)
+	errnoIsDir       = uint32(errno.EISDIR)
+	errnoNoent       = uint32(errno.ENOENT)
+	errnoNosys       = uint32(errno.ENOSYS)
+	errnoNotConn     = uint32(errno.ENOTCONN)
+	errnoNotDir      = uint32(errno.ENOTDIR)
+	errnoNotSock     = uint32(errno.ENOTSOCK)
+	errnoNotSup      = uint32(errno.ENOTSUP)
+	errnoPerm        = uint32(errno.EPERM)
+	errnoPipe        = uint32(errno.EPIPE)
+	errnoSpipe       = uint32(errno.ESPIPE)
 )
 
 // WASI file types.
