@@ -19,7 +19,8 @@ import (
 )
 
 // Engine is what the ci flow needs from the simulation engine. The real implementation
-// adapts engine.Sweep and engine.Shrink; tests use a fake that returns canned results.
+// (cmd/seedfall) sweeps and shrinks in worker processes (internal/cli, internal/worker);
+// tests use a fake that returns canned results.
 type Engine interface {
 	// Sweep runs every seed of the config and returns the results sorted by seed.
 	Sweep(ctx context.Context, configPath string, seeds []uint64) ([]engine.Result, error)

@@ -84,7 +84,13 @@ func (e *ciEngine) Shrink(ctx context.Context, path string, r engine.Result, bud
 	if err != nil {
 		return nil, "", err
 	}
-	res, err := s.Shrink(ctx, r.Seed, engine.ShrinkOptions{Budget: budget})
+	// Its runs happen in worker processes, as the sweep's do.
+	pool, err := cli.NewPool(s, runtime.NumCPU(), "")
+	if err != nil {
+		return nil, "", err
+	}
+	defer pool.Close()
+	res, err := s.Shrink(ctx, r.Seed, engine.ShrinkOptions{Budget: budget, Run: pool.Run})
 	if err != nil {
 		return nil, "", err
 	}

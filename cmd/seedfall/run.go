@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seedfall/seedfall/ci"
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/coverage"
 	"github.com/seedfall/seedfall/internal/cli"
@@ -121,7 +122,8 @@ func printSweepReplay(w io.Writer, s cli.SweepSummary, cfgArg string, replayExtr
 	return exitPass
 }
 
-// writeResults writes results as JSON lines.
+// writeResults writes results as JSON lines, with the one results writer
+// (ci.WriteResults) that `seedfall ci` uses too.
 func writeResults(path string, results []*engine.Result) error {
 	if dir := filepath.Dir(path); dir != "." {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -132,12 +134,13 @@ func writeResults(path string, results []*engine.Result) error {
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(f)
-	for _, r := range results {
-		if err := enc.Encode(r); err != nil {
-			f.Close()
-			return err
-		}
+	rs := make([]engine.Result, len(results))
+	for i, r := range results {
+		rs[i] = *r
+	}
+	if err := ci.WriteResults(f, rs); err != nil {
+		f.Close()
+		return err
 	}
 	return f.Close()
 }
