@@ -43,11 +43,11 @@ func TestShrinkReplaysInAnotherProcess(t *testing.T) {
 	if n := workers(); n == 0 {
 		t.Errorf("shrink started no worker process: its runs happened in the command's own")
 	}
-	var saved engine.FaultPlan
-	if data, err := os.ReadFile(plan); err != nil || json.Unmarshal(data, &saved) != nil {
+	var shrunk engine.FaultPlan
+	if data, err := os.ReadFile(plan); err != nil || json.Unmarshal(data, &shrunk) != nil {
 		t.Fatalf("read the saved plan: %v", err)
 	}
-	for _, f := range saved.Faults {
+	for _, f := range shrunk.Faults {
 		if f.ArmedNS != 0 {
 			t.Errorf("saved plan keeps armed_ns %d from the unshrunk run: %+v", f.ArmedNS, f)
 		}
