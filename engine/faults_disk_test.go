@@ -250,34 +250,7 @@ func TestFaultCrashDuringDiskOp(t *testing.T) {
 	})
 }
 
-func TestFaultCrashSeveralNodes(t *testing.T) {
-	cfg := ftConfig(ftNode("client", "./wait", "-for", "2s"), "",
-		ftNode("d1", "./disk", "-mode", "log"), ftNode("d2", "./disk", "-mode", "log"))
-	s := ftSim(t, cfg)
-	plan := ftPlan(
-		ftCrash("d1", 125*time.Millisecond, 100*time.Millisecond),
-		engine.Fault{Kind: engine.FaultCrash, Node: "d2", DiskOp: 10, Incarnation: 1, RestartNS: int64(50 * time.Millisecond)},
-		ftCrash("d1", 400*time.Millisecond, 100*time.Millisecond),
-		ftCrash("d2", 400*time.Millisecond, 0),
-	)
-	r := ftRun(t, s, 3, plan)
-	if r.Verdict != engine.VerdictPass {
-		t.Fatalf("%s\n%s", r, ftDump(r))
-	}
-	ftMust(t, r, "fault", `^crash d1#1 \(idle\)$`)
-	ftMust(t, r, "fault", `^crash d2#1 during disk op #10 write /log @36\+9`)
-	ftMust(t, r, "fault", `^crash d1#2 \(idle\)$`)
-	ftMust(t, r, "fault", `^crash d2#2 \(idle\)$`)
-	ftMust(t, r, "d1#2", `^\| recovered 3 records, tail 0 bytes$`)
-	ftMust(t, r, "d1#3", `^\| recovered 3 records, tail 0 bytes$`)
-	ftMust(t, r, "d2#2", `^\| recovered 4 records, tail 0 bytes$`)
-	if _, ok := ftFind(t, r, "d2#3", `^start$`); ok {
-		t.Fatal("d2 was crashed without restart")
-	}
-	if len(r.Faults) != 4 {
-		t.Fatalf("applied faults %+v", r.Faults)
-	}
-}
+// TestFaultCrashSeveralNodes is the scenario testdata/scenarios/disk_crash_at_op.txt.
 
 // TestFaultTearUnit: a crash during a write, and the crash-time tearing of a pending
 // write, cut it only at file offsets that are multiples of faults.tear_unit (512 by

@@ -33,6 +33,14 @@ import (
 //	latency NODE D for DUR      adds D to every link of NODE for DUR
 //	pause NODE for DUR          does not schedule NODE for DUR
 //	reset NODE                  resets NODE's connections now
+//	crash-op NODE N [incarnation K] [restart-after DUR]
+//	                            crashes NODE during its disk op #N (of incarnation K,
+//	                            default 1), restarting it DUR later (default never)
+//	fsync_eio NODE [op N]       fails NODE's next fsync now with EIO (or its disk op #N)
+//	clock_jump NODE BY          jumps NODE's wall clock by BY now (may be negative)
+//	clock_skew NODE PPM         makes NODE's clocks drift by PPM from now on
+//	strict_dirs                 the config's strict_dirs: namespace changes are durable
+//	                            only once their directory is synced
 //	result                      prints the verdict, the failure and the faults that fired
 //
 // The steps become a fault plan, replayed exactly, and a horizon (the last run-until);
@@ -118,6 +126,7 @@ type scenario struct {
 	plan     engine.FaultPlan
 	horizon  time.Duration
 	open     map[string]int // node -> index in plan of its crash or partition still open
+	strict   bool           // the config's strict_dirs
 }
 
 func (sc *scenario) errorf(path string, st *scStep, format string, args ...any) error {
@@ -243,9 +252,77 @@ func buildScenario(path string, steps []*scStep) (*scenario, []time.Duration, er
 			}
 			f.Node, f.LatencyNS, f.DurationNS = args[0], int64(d), int64(length)
 			sc.plan.Faults = append(sc.plan.Faults, f)
+		case "crash-op":
+			usage := "crash-op NODE N [incarnation K] [restart-after DUR]"
+			if len(st.args) != 2 && len(st.args) != 4 && len(st.args) != 6 {
+				return nil, nil, sc.errorf(path, st, "want %s", usage)
+			}
+			f.Kind, f.Node, f.Incarnation = engine.FaultCrash, st.args[0], 1
+			n, err := strconv.ParseInt(st.args[1], 10, 64)
+			if err != nil || n < 1 {
+				return nil, nil, sc.errorf(path, st, "%q is not a disk op number", st.args[1])
+			}
+			f.DiskOp = n
+			for k := 2; k+1 < len(st.args); k += 2 {
+				switch st.args[k] {
+				case "incarnation":
+					v, err := strconv.Atoi(st.args[k+1])
+					if err != nil || v < 1 {
+						return nil, nil, sc.errorf(path, st, "%q is not an incarnation", st.args[k+1])
+					}
+					f.Incarnation = v
+				case "restart-after":
+					d, err := dur(st, st.args[k+1])
+					if err != nil {
+						return nil, nil, err
+					}
+					f.RestartNS = int64(d)
+				default:
+					return nil, nil, sc.errorf(path, st, "want %s", usage)
+				}
+			}
+			sc.plan.Faults = append(sc.plan.Faults, f)
+		case "fsync_eio":
+			if len(st.args) != 1 && (len(st.args) != 3 || st.args[1] != "op") {
+				return nil, nil, sc.errorf(path, st, "want fsync_eio NODE [op N]")
+			}
+			f.Node = st.args[0]
+			if len(st.args) == 3 {
+				n, err := strconv.ParseInt(st.args[2], 10, 64)
+				if err != nil || n < 1 {
+					return nil, nil, sc.errorf(path, st, "%q is not a disk op number", st.args[2])
+				}
+				f.DiskOp, f.Incarnation = n, 1
+			}
+			sc.plan.Faults = append(sc.plan.Faults, f)
+		case "clock_jump":
+			if err := nargs(st, 2, "clock_jump NODE BY"); err != nil {
+				return nil, nil, err
+			}
+			by, err := time.ParseDuration(st.args[1])
+			if err != nil {
+				return nil, nil, sc.errorf(path, st, "%q is not a duration", st.args[1])
+			}
+			f.Node, f.JumpNS = st.args[0], int64(by)
+			sc.plan.Faults = append(sc.plan.Faults, f)
+		case "clock_skew":
+			if err := nargs(st, 2, "clock_skew NODE PPM"); err != nil {
+				return nil, nil, err
+			}
+			ppm, err := strconv.ParseInt(st.args[1], 10, 64)
+			if err != nil {
+				return nil, nil, sc.errorf(path, st, "%q is not a number of ppm", st.args[1])
+			}
+			f.Node, f.SkewPPM = st.args[0], ppm
+			sc.plan.Faults = append(sc.plan.Faults, f)
+		case "strict_dirs":
+			if err := nargs(st, 0, "strict_dirs"); err != nil {
+				return nil, nil, err
+			}
+			sc.strict = true
 		case "result":
 		default:
-			return nil, nil, sc.errorf(path, st, "not a step (want node, workload, seed, faults, run-until, crash, restart, partition, heal, latency, pause, reset or result)")
+			return nil, nil, sc.errorf(path, st, "not a step (want node, workload, seed, faults, strict_dirs, run-until, crash, crash-op, restart, partition, heal, latency, pause, reset, fsync_eio, clock_jump, clock_skew or result)")
 		}
 	}
 	names := map[string]bool{}
@@ -294,6 +371,9 @@ func runScenario(t *testing.T, path string, steps []*scStep) {
 	extra := fmt.Sprintf(`"horizon":%q`, sc.horizon.String())
 	if sc.faults != "" {
 		extra += `,"faults":` + sc.faults
+	}
+	if sc.strict {
+		extra += `,"strict_dirs":true`
 	}
 	cfg := ftConfig(sc.workload, "", sc.nodes...)
 	cfg = strings.Replace(cfg, `"horizon":"30s"`, extra, 1)
