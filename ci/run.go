@@ -536,12 +536,7 @@ func aggregateProperties(results []engine.Result) []report.Property {
 	for i := range results {
 		ptrs[i] = &results[i]
 	}
-	var out []report.Property
-	for _, p := range engine.AggregateProperties(ptrs) {
-		// Verdict left empty: report derives it from the counts.
-		out = append(out, report.Property{Name: p.Name, Kind: string(p.Kind), Reached: p.SeedsReached, Held: p.SeedsTrue})
-	}
-	return out
+	return report.Properties(engine.AggregateProperties(ptrs))
 }
 
 // exitCode applies the fail-on policy.

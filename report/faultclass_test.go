@@ -91,3 +91,18 @@ func TestFaultClassesAgree(t *testing.T) {
 		t.Errorf("unknown kind's class %q, want other", c)
 	}
 }
+
+// TestPropertiesCarryTheEngineVerdict: the rows take the engine's verdict, and a row
+// without one is not shown as passing.
+func TestPropertiesCarryTheEngineVerdict(t *testing.T) {
+	rows := Properties([]engine.PropertySummary{
+		{Name: "a", Kind: engine.PropReachable, SeedsReached: 3, SeedsTrue: 3, OK: true},
+		{Name: "b", Kind: engine.PropAlways, SeedsReached: 3, SeedsTrue: 2, OK: false},
+	})
+	if rows[0].verdict() != "ok" || rows[1].verdict() != "FAIL" {
+		t.Errorf("verdicts %q %q, want ok FAIL", rows[0].verdict(), rows[1].verdict())
+	}
+	if v := (Property{Name: "c", Kind: "sometimes", Reached: 1, Held: 1}).verdict(); v != "FAIL" {
+		t.Errorf("a row without a verdict shows %q", v)
+	}
+}

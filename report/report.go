@@ -73,7 +73,7 @@ type Property struct {
 	// which it held (sometimes/reachable: true at least once; always/unreachable: never
 	// violated).
 	Reached, Held int
-	// Verdict is "ok" or "FAIL". When empty, the renderers derive it from the counts.
+	// Verdict is "ok" or "FAIL", as the engine decided it (Properties).
 	Verdict string
 }
 
@@ -183,17 +183,21 @@ func (p Property) verdict() string {
 	if p.Verdict != "" {
 		return p.Verdict
 	}
-	switch engine.PropertyKind(p.Kind) {
-	case engine.PropAlways, engine.PropUnreachable:
-		if p.Held == p.Reached {
-			return "ok"
+	return "FAIL" // a property without a verdict was not judged: say so
+}
+
+// Properties turns the engine's property verdicts over a sweep into report rows: the
+// verdict is the engine's (PropertySummary.OK), decided in one place.
+func Properties(ps []engine.PropertySummary) []Property {
+	var out []Property
+	for _, p := range ps {
+		v := "ok"
+		if !p.OK {
+			v = "FAIL"
 		}
-	default:
-		if p.Held > 0 {
-			return "ok"
-		}
+		out = append(out, Property{Name: p.Name, Kind: string(p.Kind), Reached: p.SeedsReached, Held: p.SeedsTrue, Verdict: v})
 	}
-	return "FAIL"
+	return out
 }
 
 // kindRank orders property kinds as the command line prints them.

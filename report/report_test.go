@@ -106,7 +106,7 @@ func fixture() *Data {
 		Properties: []Property{
 			{Name: "recovery found a torn tail", Kind: "sometimes", Reached: 1000, Held: 406, Verdict: "ok"},
 			{Name: "acknowledged writes survive restart", Kind: "always", Reached: 1000, Held: 994, Verdict: "FAIL"},
-			{Name: "leader elected", Kind: "reachable", Reached: 1000, Held: 1000},
+			{Name: "leader elected", Kind: "reachable", Reached: 1000, Held: 1000, Verdict: "ok"},
 			{Name: "<b>corrupt</b> branch " + pwn, Kind: "unreachable", Reached: 12, Held: 12, Verdict: "ok"},
 		},
 		Mutants: []Mutant{

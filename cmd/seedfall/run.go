@@ -20,17 +20,7 @@ import (
 	"github.com/seedfall/seedfall/report"
 )
 
-func propertyRows(ps []engine.PropertySummary) []report.Property {
-	var out []report.Property
-	for _, p := range ps {
-		v := "ok"
-		if !p.OK {
-			v = "FAIL"
-		}
-		out = append(out, report.Property{Name: p.Name, Kind: string(p.Kind), Reached: p.SeedsReached, Held: p.SeedsTrue, Verdict: v})
-	}
-	return out
-}
+func propertyRows(ps []engine.PropertySummary) []report.Property { return report.Properties(ps) }
 
 // printSweep prints failures, the property table and the summary line; it returns the
 // exit code.
