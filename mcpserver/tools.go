@@ -56,7 +56,7 @@ type RunOutput struct {
 	Properties       []engine.PropertySummary `json:"properties" jsonschema:"the workload's properties aggregated over the seeds"`
 	PropertyFailures []string                 `json:"property_failures,omitempty" jsonschema:"sweep-level property failures (a sometimes property never true, a reachable one never reached)"`
 	// Coverage is set when the config has a "coverage" field.
-	Coverage    *cli.CoverageSummary `json:"coverage,omitempty" jsonschema:"coverage of the system under test over the sweep: per package the statements any seed reached, and the functions no seed entered (config field coverage)"`
+	Coverage    *coverage.Report `json:"coverage,omitempty" jsonschema:"coverage of the system under test over the sweep: per package the statements any seed reached, and the functions no seed entered (config field coverage)"`
 	WallSeconds float64              `json:"wall_seconds"`
 }
 
@@ -221,7 +221,7 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 		Signatures: []SignatureGroup{}, Properties: sum.Properties, PropertyFailures: sum.PropFails,
 		WallSeconds: time.Since(start).Seconds()}
 	if cv := cov.Coverage(); cv != nil {
-		if out.Coverage, err = cli.SummarizeCoverage(cv); err != nil {
+		if out.Coverage, err = cv.Report(); err != nil {
 			return nil, RunOutput{}, fmt.Errorf("sweep %s: coverage: %w", c.cfgArg, err)
 		}
 	}
@@ -409,7 +409,7 @@ func runText(o RunOutput) string {
 		fmt.Fprintf(&b, "FAIL property: %s\n", pf)
 	}
 	if o.Coverage != nil {
-		for _, l := range cli.CoverageLines(o.Coverage) {
+		for _, l := range cli.CoverageLines(&cli.CoverageSummary{Packages: o.Coverage.Packages, Unreached: o.Coverage.Unreached}) {
 			fmt.Fprintf(&b, "%s\n", l)
 		}
 	}
