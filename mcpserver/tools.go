@@ -57,7 +57,7 @@ type RunOutput struct {
 	PropertyFailures []string                 `json:"property_failures,omitempty" jsonschema:"sweep-level property failures (a sometimes property never true, a reachable one never reached)"`
 	// Coverage is set when the config has a "coverage" field.
 	Coverage    *coverage.Report `json:"coverage,omitempty" jsonschema:"coverage of the system under test over the sweep: per package the statements any seed reached, and the functions no seed entered (config field coverage)"`
-	WallSeconds float64              `json:"wall_seconds"`
+	WallSeconds float64          `json:"wall_seconds"`
 }
 
 // SignatureGroup is one distinct failure of a sweep.
