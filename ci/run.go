@@ -139,6 +139,10 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		}
 	}
 
+	if r.in.Publish != "" {
+		return r.publishMode(ctx)
+	}
+
 	seeds, err := r.in.SeedList()
 	if err != nil {
 		return 0, err
