@@ -67,7 +67,7 @@ func forkSweep(t *testing.T, gh *githubtest.FakeGitHub, eng Engine, seeds string
 	ev := filepath.Join(dir, "event.json")
 	data, _ := json.Marshal(prEvent(forkPR, forkSHA, "stranger/store"))
 	must(t, os.WriteFile(ev, data, 0o644))
-	in, err := ParseInputs([]string{"-c", "seedfall.json", "-seeds", seeds, "-shrink-budget", "1m", "-token", "read-only"}, nil, nil)
+	in, err := ParseInputs([]string{"-c", filepath.Join(ws, "seedfall.json"), "-seeds", seeds, "-shrink-budget", "1m", "-token", "read-only"}, nil, nil)
 	must(t, err)
 	in.Out = filepath.Join(dir, "seedfall-report")
 	env := Env{EventName: "pull_request", EventPath: ev, Repository: "acme/store", SHA: "ffffffffffffffffffffffffffffffffffffffff",

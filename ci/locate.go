@@ -47,8 +47,8 @@ type locator struct {
 	index     map[string][]string // short path → workspace-relative paths
 }
 
-// newLocator indexes the module holding config (relative to workspace unless
-// absolute). It returns a locator that maps nothing, and the reason, when there is no
+// newLocator indexes the module holding config (a path as the engine opens it:
+// relative to the current directory, which is the workspace in a container action). It returns a locator that maps nothing, and the reason, when there is no
 // go.mod above the config or the module is outside the workspace.
 func newLocator(workspace, config string) (*locator, error) {
 	l := &locator{index: map[string][]string{}}
@@ -60,9 +60,9 @@ func newLocator(workspace, config string) (*locator, error) {
 		return l, err
 	}
 	l.workspace = ws
-	cfg := config
-	if !filepath.IsAbs(cfg) {
-		cfg = filepath.Join(ws, cfg)
+	cfg, err := filepath.Abs(config)
+	if err != nil {
+		return l, err
 	}
 	root, modPath, err := findModule(filepath.Dir(cfg))
 	if err != nil {
