@@ -2,8 +2,10 @@
 // the container action. It reads the action's inputs and the triggering event, sweeps
 // seeds through an Engine, groups failures by signature, compares them with a baseline
 // to label each new, known (still failing) or fixed, shrinks the new ones within a time
-// budget, renders the report, and publishes it: a sticky PR comment, a commit status,
-// the job summary, annotations and step outputs. On the default branch and on scheduled
+// budget, renders the report, and publishes it: a sticky PR comment, a check run with
+// file:line annotations (a commit status without checks: write), the job summary,
+// workflow-command annotations, step outputs, and the publish artifact that publish
+// mode (a workflow_run workflow, for fork pull requests) posts after validating it. On the default branch and on scheduled
 // runs it writes the baseline back with compare-and-swap, so concurrent runs lose
 // nothing.
 //
