@@ -254,3 +254,36 @@ func TestCheckRunFallsBackToStatus(t *testing.T) {
 		t.Errorf("a missing checks: write should not warn:\n%s", r.stdout.String())
 	}
 }
+
+// TestPublishFromEventPullRequests: for a pull request from a branch of the repository
+// the event lists the pull request, and no lookup is needed; a symlinked artifact file
+// is refused.
+func TestPublishFromEventPullRequests(t *testing.T) {
+	gh0 := githubtest.New(t)
+	art := forkSweep(t, gh0, &locEngine{fakeEngine{bug: true}}, "1-20")
+	gh := githubtest.New(t) // no pull requests to list: a lookup would find none
+	listed := func(ev map[string]any) {
+		ev["workflow_run"].(map[string]any)["pull_requests"] = []any{
+			map[string]any{"number": forkPR, "head": map[string]any{"sha": forkSHA}},
+		}
+	}
+	if code, err, out := publish(t, gh, art, listed); err != nil || code != ExitPass {
+		t.Fatalf("exit %d, %v\n%s", code, err, out)
+	}
+	if len(gh.MarkerComments(forkPR, CommentMarker)) != 1 || len(gh.CheckRuns()) != 1 {
+		t.Errorf("comments %v, check runs %v", gh.Comments(forkPR), gh.CheckRuns())
+	}
+
+	// A symlink in place of publish.json (pointing at any file of the runner).
+	dir := t.TempDir()
+	target := filepath.Join(dir, "elsewhere.json")
+	must(t, os.WriteFile(target, art, 0o644))
+	link := filepath.Join(dir, "art")
+	must(t, os.MkdirAll(link, 0o755))
+	if err := os.Symlink(target, filepath.Join(link, ArtifactFile)); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	if _, err := ReadArtifact(link); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("a symlinked artifact: %v, want refused as not a regular file", err)
+	}
+}
