@@ -74,10 +74,10 @@ func (r *runner) publish(ctx context.Context, d *report.Data) {
 		}
 	}
 	loc, err := newLocator(r.env.Workspace, r.in.Config)
-	if err != nil {
+	places := loc.locations(d)
+	if err != nil && len(places) > 0 {
 		r.printf("seedfall ci: annotations carry no file positions: %v", err)
 	}
-	places := loc.locations(d)
 	r.annotate(d, places)
 	if err := writeArtifact(r.in.Out, newArtifact(r.ev.PR, r.ev.SHA, d, places)); err != nil {
 		r.action.Warningf("seedfall: publish artifact: %v", err)
