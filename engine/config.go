@@ -225,7 +225,8 @@ type LinConfig struct {
 }
 
 // Bounds of the disk knobs. A disk is held in host memory, so its capacity is bounded
-// too (the footprint counts unsynced data twice; see disk.Options.MaxBytes).
+// too (the footprint counts allocated pages, unsynced data twice; see
+// disk.Options.MaxBytes).
 const (
 	maxDiskLimitMiB = 16 << 10
 	maxTearUnit     = 1 << 20
