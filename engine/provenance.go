@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"runtime/debug"
 	"sort"
@@ -24,31 +26,72 @@ type Provenance struct {
 	Wasm map[string]string `json:"wasm"`
 }
 
-// Version is seedfall's version: the module version it was installed at, else the VCS
-// revision it was built from ("+dirty" with local changes), else "devel".
+// Version is seedfall's version: the module version it was installed at (a tag, or
+// the pseudo-version Go 1.24+ stamps from a checkout's commit, "+dirty" with local
+// changes), else the VCS revision it was built from, else, when the build recorded
+// neither (-buildvcs=false, a git worktree, `go run`), "devel+exe-" and a hash of the
+// executable, which still tells one build from another.
 func Version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	var rev, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "+dirty"
+	versionOnce.Do(func() {
+		bi, ok := debug.ReadBuildInfo()
+		if !ok {
+			bi = nil
+		}
+		version = versionFrom(bi, executableHash)
+	})
+	return version
+}
+
+var (
+	versionOnce sync.Once
+	version     string
+)
+
+// versionFrom is Version for build info bi (nil when the binary has none); exeHash is
+// called only when bi records neither a module version nor a VCS revision.
+func versionFrom(bi *debug.BuildInfo, exeHash func() string) string {
+	if bi != nil {
+		if v := bi.Main.Version; v != "" && v != "(devel)" {
+			return v
+		}
+		var rev, dirty string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "+dirty"
+				}
 			}
 		}
+		if rev != "" {
+			return "devel-" + rev[:min(12, len(rev))] + dirty
+		}
 	}
-	if rev != "" {
-		return "devel-" + rev[:min(12, len(rev))] + dirty
+	if h := exeHash(); h != "" {
+		return "devel+exe-" + h
 	}
 	return "devel"
+}
+
+// executableHash is the first 6 bytes of the SHA-256 of the running executable, in
+// hex; "" when it cannot be read.
+func executableHash() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil)[:6])
 }
 
 var goVersions sync.Map // config dir -> `go env GOVERSION`

@@ -21,9 +21,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/seedfall/seedfall/engine"
 )
 
 // Options configure a Server.
@@ -87,10 +88,7 @@ func New(opt Options) (*Server, error) {
 	}
 	version := opt.Version
 	if version == "" {
-		version = "(devel)"
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-			version = bi.Main.Version
-		}
+		version = engine.Version()
 	}
 	s := &Server{root: root, workers: workers, exe: opt.Executable, sims: newSimCache()}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "seedfall", Title: "seedfall", Version: version},
@@ -140,9 +138,9 @@ func (s *Server) addTools() {
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:  "seedfall_shrink",
 		Title: "Shrink a failure",
-		Description: "Cut a failing seed's faults to a minimal set that still produces the same failure (same signature), simplify what remains, and save it as a plan file next to the config. " +
+		Description: "Cut a failing seed's faults to a minimal set that still produces the same failure (same signature), simplify what remains, and save it as a new plan file next to the config, named CONFIG.seed-N.faults.json (or CONFIG.seed-N.2.faults.json, … when that exists: it never overwrites a file). " +
 			"Returns minimal_faults, the failure's reason, the faults before the failure as text lines, the plan file and the command that replays it.",
-		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)}, // creates a new file per call, overwrites none
 	}, s.shrink)
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:  "seedfall_cause",

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -302,7 +301,9 @@ func (s *Server) shrink(ctx context.Context, req *mcp.CallToolRequest, in Shrink
 	if err != nil {
 		return nil, none, err
 	}
-	planFile := filepath.Join(c.sim.Config().Dir, fmt.Sprintf("seed-%d.faults.json", in.Seed))
+	// A new file every time, never an existing one: the tool is annotated as not
+	// destructive, and a plan the user committed must survive an agent's shrink.
+	planFile := cli.FreePlanPath(c.sim.Config().Path, in.Seed)
 	res.Plan.Provenance = c.sim.Provenance(c.cfgArg)
 	if err := cli.SavePlan(planFile, res.Plan); err != nil {
 		return nil, none, fmt.Errorf("save the minimal plan: %w", err)

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/seedfall/seedfall/engine/internal/cover"
 	"github.com/seedfall/seedfall/engine/internal/overlay"
@@ -186,6 +187,11 @@ func Node(ctx context.Context, n Spec) (string, error) {
 		if err := os.Rename(tmp.Name(), dst); err != nil {
 			return "", err
 		}
+	} else {
+		// Reused: its modification time says when it was last used, so that
+		// `seedfall cache prune -max-size` evicts the builds no one uses any more.
+		now := time.Now()
+		os.Chtimes(dst, now, now)
 	}
 	return dst, nil
 }
