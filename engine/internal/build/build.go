@@ -241,8 +241,12 @@ func writeOverlay(n Spec) (ovPath, modfile string, err error) {
 			return "", "", err
 		}
 	}
+	// Entries apply in order: one that edits a file an earlier entry edited patches the
+	// earlier result, so that the two compose instead of the later silently winning.
+	patched := map[string][]byte{}
+	editedBy := map[string]string{}
 	for i, patch := range n.Patches {
-		files, err := applyPatch(n, filepath.Join(n.Dir, patch))
+		files, err := applyPatch(n, filepath.Join(n.Dir, patch), patched, editedBy)
 		if err != nil {
 			return "", "", fmt.Errorf("node %q patches[%d] (%s): %w", n.Name, i, patch, err)
 		}
@@ -260,6 +264,8 @@ func writeOverlay(n Spec) (ovPath, modfile string, err error) {
 			}
 		}
 		for orig, content := range files {
+			patched[orig] = content
+			editedBy[orig] = fmt.Sprintf("patches[%d] (%s)", i, patch)
 			p := filepath.Join(dir, "patched", shortHash(orig)+"-"+filepath.Base(orig))
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				return "", "", err
