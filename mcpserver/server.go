@@ -93,6 +93,7 @@ func New(opt Options) (*Server, error) {
 	s := &Server{root: root, workers: workers, exe: opt.Executable, sims: newSimCache()}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "seedfall", Title: "seedfall", Version: version},
 		&mcp.ServerOptions{Instructions: Instructions, Capabilities: &mcp.ServerCapabilities{}})
+	s.mcp.AddReceivingMiddleware(checkArgsMiddleware)
 	s.addTools()
 	return s, nil
 }
@@ -107,7 +108,7 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 // the cached configs.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	defer s.Close()
-	return s.mcp.Run(ctx, t)
+	return s.mcp.Run(ctx, noResponseToCancelled{t})
 }
 
 // Close releases the cached configs.
@@ -133,6 +134,7 @@ func (s *Server) addTools() {
 		Title: "Replay one seed",
 		Description: "Replay one seed exactly, optionally with a fault plan file (from seedfall_shrink), and return its verdict, failure, applied faults, trace hash and the last lines of its trace. " +
 			"The same seed and plan always give the same trace.",
+		InputSchema: inputSchema[ReplayInput]("seedfall_replay"),
 		Annotations: closed,
 	}, s.replay)
 	mcp.AddTool(s.mcp, &mcp.Tool{
@@ -140,6 +142,7 @@ func (s *Server) addTools() {
 		Title: "Shrink a failure",
 		Description: "Cut a failing seed's faults to a minimal set that still produces the same failure (same signature), simplify what remains, and save it as a new plan file next to the config, named CONFIG.seed-N.faults.json (or CONFIG.seed-N.2.faults.json, … when that exists: it never overwrites a file). " +
 			"Returns minimal_faults, the failure's reason, the faults before the failure as text lines, the plan file and the command that replays it.",
+		InputSchema: inputSchema[ShrinkInput]("seedfall_shrink"),
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)}, // creates a new file per call, overwrites none
 	}, s.shrink)
 	mcp.AddTool(s.mcp, &mcp.Tool{
@@ -148,6 +151,7 @@ func (s *Server) addTools() {
 		Description: "Replay a failing seed exactly up to a series of moments and, from each, re-randomize the whole future many times: the share of futures that fail the same way is P(fail) from that moment. " +
 			"Bystander faults leave it flat; the real cause makes it jump. Returns the curve, one bar line per moment, and the biggest jump with the faults just before it. " +
 			"Pass the plan file from seedfall_shrink as faults for a clean curve. Costs moments x futures runs.",
+		InputSchema: inputSchema[CauseInput]("seedfall_cause"),
 		Annotations: closed,
 	}, s.cause)
 }
