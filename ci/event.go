@@ -25,6 +25,9 @@ type Env struct {
 	RunID       int64  // GITHUB_RUN_ID: orders baseline writes of concurrent runs
 	OutputPath  string // GITHUB_OUTPUT: step outputs; "" skips them
 	SummaryPath string // GITHUB_STEP_SUMMARY: job summary; "" skips it
+	// Actions is GITHUB_ACTIONS=true: the run is a workflow step, whose report directory
+	// reaches the user as an artifact (replay commands name it by its base name).
+	Actions bool
 
 	// HTTPClient talks to the REST API; nil means http.DefaultClient.
 	HTTPClient *http.Client
@@ -47,6 +50,7 @@ func EnvFromGetenv(getenv func(string) string) Env {
 		RunID:       runID,
 		OutputPath:  getenv("GITHUB_OUTPUT"),
 		SummaryPath: getenv("GITHUB_STEP_SUMMARY"),
+		Actions:     getenv("GITHUB_ACTIONS") == "true",
 	}
 }
 

@@ -19,7 +19,10 @@ import (
 // they differ. It is not part of a run's identity (the trace hash).
 type Provenance struct {
 	// Config is the config file as the command was given it (for replay commands).
-	Config   string `json:"config,omitempty"`
+	Config string `json:"config,omitempty"`
+	// Faults is the fault plan file a single replay applied (`replay -json`), as given;
+	// empty for a sweep's results, whose seeds draw their own faults.
+	Faults   string `json:"faults,omitempty"`
 	Seedfall string `json:"seedfall"`
 	Go       string `json:"go"`
 	// Wasm maps each node to the SHA-256 of its module (the first 12 bytes, in hex).

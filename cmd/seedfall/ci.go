@@ -231,6 +231,10 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "seedfall report: %s holds no results\n", *in)
 		return exitUsage
 	}
+	if err := checkSweepResults(*in, results, flagSet(fs, "c")); err != nil {
+		fmt.Fprintf(stderr, "seedfall report: %v\n", err)
+		return exitUsage
+	}
 	sort.Slice(results, func(i, j int) bool { return results[i].Seed < results[j].Seed })
 	if !flagSet(fs, "c") {
 		// The sweep recorded the config it ran, as given on its command line, so that
@@ -262,4 +266,21 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	return code
+}
+
+// checkSweepResults refuses results that report cannot give a true replay command for:
+// a `replay -json` result (it may have replayed a fault plan, which a report's seed
+// commands would drop), and, unless -c names the config, a result that does not record
+// the config its sweep ran.
+func checkSweepResults(in string, results []engine.Result, configGiven bool) error {
+	for _, r := range results {
+		p := r.Provenance
+		switch {
+		case p != nil && p.Faults != "":
+			return fmt.Errorf("%s: seed %d is a `seedfall replay -json` result of the plan %s, not a sweep's: report renders results of `seedfall run -out` (replay it with: seedfall replay -c %s -seed %d -faults %s)", in, r.Seed, p.Faults, p.Config, r.Seed, p.Faults)
+		case !configGiven && (p == nil || p.Config == ""):
+			return fmt.Errorf("%s: seed %d does not record the config it ran (a `seedfall replay -json` result, or results from an older seedfall?): report renders results of `seedfall run -out`; name the config with -c to render these", in, r.Seed)
+		}
+	}
+	return nil
 }
