@@ -171,3 +171,22 @@ func matchAt(lines []string, at int, old []string) bool {
 	}
 	return true
 }
+
+// PatchedFiles applies the node's patches in order, as its build does, and returns the
+// patched contents keyed by the original file's absolute path. Coverage uses it to show
+// `go tool cover` the sources the node was built from.
+func PatchedFiles(n Spec) (map[string][]byte, error) {
+	patched := map[string][]byte{}
+	editedBy := map[string]string{}
+	for i, patch := range n.Patches {
+		files, err := applyPatch(n, filepath.Join(n.Dir, patch), patched, editedBy)
+		if err != nil {
+			return nil, fmt.Errorf("node %q patches[%d] (%s): %w", n.Name, i, patch, err)
+		}
+		for orig, content := range files {
+			patched[orig] = content
+			editedBy[orig] = fmt.Sprintf("patches[%d] (%s)", i, patch)
+		}
+	}
+	return patched, nil
+}
