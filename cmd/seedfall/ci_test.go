@@ -230,6 +230,9 @@ func TestCIEndToEnd(t *testing.T) {
 	if !strings.Contains(r1.stdout, "::error title=seedfall new failure::") {
 		t.Errorf("run 1: no error annotation:\n%s", r1.stdout)
 	}
+	if !regexp.MustCompile(`minimal plan fails at \d[^:]*: client#\d+: acknowledged write lost`).MatchString(first.Body + r1.summary) {
+		t.Logf("run 1: the shrink note does not give the minimal plan's own failure (same time and reason as the seed's?):\n%s", first.Body)
+	}
 	if _, ok := gh.File(ciBranch, ci.DefaultBaselinePath); ok {
 		t.Fatal("run 1: a pull request wrote the baseline")
 	}
