@@ -147,13 +147,13 @@ type propRow struct {
 
 // card is one signature.
 type card struct {
-	N        int
-	ID       string
-	G        Group
-	Status   string // CSS class and badge text
-	Seeds    string
-	At       string
-	Shrunk   []string
+	N      int
+	ID     string
+	G      Group
+	Status string // CSS class and badge text
+	Seeds  string
+	At     string
+	Shrunk []string
 	// Before are the representative seed's faults up to the failure, one line each as
 	// the command line prints them (the timeline shows them only in tooltips).
 	Before   []string
