@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -166,4 +167,27 @@ func (p *Provenance) Differences(q *Provenance) []string {
 		}
 	}
 	return out
+}
+
+// ForPlan is p for a plan file saved at plan: a copy whose Config is relative to the
+// plan's folder (slash-separated), so that the plan still names its config from another
+// checkout or machine. Config as given is relative to the working directory, or
+// absolute; it stays as it is when no relative path exists (another volume).
+func (p *Provenance) ForPlan(plan string) *Provenance {
+	if p == nil {
+		return nil
+	}
+	q := *p
+	if q.Config == "" {
+		return &q
+	}
+	absCfg, err1 := filepath.Abs(q.Config)
+	absPlan, err2 := filepath.Abs(plan)
+	if err1 != nil || err2 != nil {
+		return &q
+	}
+	if rel, err := filepath.Rel(filepath.Dir(absPlan), absCfg); err == nil {
+		q.Config = filepath.ToSlash(rel)
+	}
+	return &q
 }

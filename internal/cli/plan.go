@@ -38,10 +38,9 @@ func ParsePlan(name string, data []byte) (*engine.FaultPlan, error) {
 // The config its provenance names is recorded relative to the plan's folder, so the plan
 // still finds it from another checkout or machine.
 func SavePlan(path string, p *engine.FaultPlan) error {
-	if p.Provenance != nil && p.Provenance.Config != "" {
-		q, prov := *p, *p.Provenance
-		prov.Config = ConfigRelativeToPlan(path, prov.Config)
-		q.Provenance = &prov
+	if p.Provenance != nil {
+		q := *p
+		q.Provenance = p.Provenance.ForPlan(path)
 		p = &q
 	}
 	data, err := json.MarshalIndent(p, "", "  ")
@@ -49,22 +48,6 @@ func SavePlan(path string, p *engine.FaultPlan) error {
 		return err
 	}
 	return os.WriteFile(path, append(data, '\n'), 0o644)
-}
-
-// ConfigRelativeToPlan is config (a path as given on the command line, relative to the
-// working directory, or absolute) as a slash-separated path relative to the folder of
-// plan. It is config unchanged when the two have no relative path (another volume).
-func ConfigRelativeToPlan(plan, config string) string {
-	absCfg, err1 := filepath.Abs(config)
-	absPlan, err2 := filepath.Abs(plan)
-	if err1 != nil || err2 != nil {
-		return config
-	}
-	rel, err := filepath.Rel(filepath.Dir(absPlan), absCfg)
-	if err != nil {
-		return config
-	}
-	return filepath.ToSlash(rel)
 }
 
 // DefaultPlanPath is where shrink saves the minimal plan of seed when no -o is given:
