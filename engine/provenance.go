@@ -23,7 +23,11 @@ type Provenance struct {
 	Config string `json:"config,omitempty"`
 	// Faults is the fault plan file a single replay applied (`replay -json`), as given;
 	// empty for a sweep's results, whose seeds draw their own faults.
-	Faults   string `json:"faults,omitempty"`
+	Faults string `json:"faults,omitempty"`
+	// WorkDir is the absolute working directory Config is relative to, recorded in
+	// results files so that a report rendered elsewhere can name the config from where
+	// its reader stands; plans leave it out (ForPlan).
+	WorkDir  string `json:"work_dir,omitempty"`
 	Seedfall string `json:"seedfall"`
 	Go       string `json:"go"`
 	// Wasm maps each node to the SHA-256 of its module (the first 12 bytes, in hex).
@@ -178,10 +182,15 @@ func (p *Provenance) ForPlan(plan string) *Provenance {
 		return nil
 	}
 	q := *p
+	q.WorkDir = ""
 	if q.Config == "" {
 		return &q
 	}
-	absCfg, err1 := filepath.Abs(q.Config)
+	cfg := q.Config
+	if p.WorkDir != "" && !filepath.IsAbs(cfg) {
+		cfg = filepath.Join(p.WorkDir, filepath.FromSlash(cfg))
+	}
+	absCfg, err1 := filepath.Abs(cfg)
 	absPlan, err2 := filepath.Abs(plan)
 	if err1 != nil || err2 != nil {
 		return &q
@@ -190,4 +199,24 @@ func (p *Provenance) ForPlan(plan string) *Provenance {
 		q.Config = filepath.ToSlash(rel)
 	}
 	return &q
+}
+
+// ConfigFrom is the config as a path that works from the directory cwd: Config itself
+// when it is absolute or no WorkDir was recorded, else WorkDir/Config relative to cwd
+// when that file exists here, else Config as recorded.
+func (p *Provenance) ConfigFrom(cwd string) string {
+	if p == nil {
+		return ""
+	}
+	if p.Config == "" || filepath.IsAbs(p.Config) || p.WorkDir == "" {
+		return p.Config
+	}
+	abs := filepath.Join(p.WorkDir, filepath.FromSlash(p.Config))
+	if _, err := os.Stat(abs); err != nil {
+		return p.Config
+	}
+	if rel, err := filepath.Rel(cwd, abs); err == nil {
+		return rel
+	}
+	return abs
 }

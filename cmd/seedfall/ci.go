@@ -254,9 +254,12 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !flagSet(fs, "c") {
 		// The sweep recorded the config it ran, as given on its command line, so that
 		// the report's replay commands work from the same directory.
+		// It is named from where the report is made, when the sweep recorded its
+		// working directory and the config is there.
+		cwd, _ := os.Getwd()
 		for _, r := range results {
 			if r.Provenance != nil && r.Provenance.Config != "" {
-				*cfgPath = r.Provenance.Config
+				*cfgPath = r.Provenance.ConfigFrom(cwd)
 				break
 			}
 		}

@@ -225,6 +225,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *out != "" {
 		prov := sim.Provenance(*cfgPath)
+		if wd, err := os.Getwd(); err == nil {
+			prov.WorkDir = wd
+		}
 		for _, r := range results {
 			r.Provenance = prov
 		}
