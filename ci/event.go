@@ -35,12 +35,16 @@ type Env struct {
 	// Now reads the clock for the shrink budget only (never for anything that shapes a
 	// report's bytes); nil means time.Now.
 	Now func() time.Time
+	// Actions is GITHUB_ACTIONS=true: the run is a workflow step, whose report directory
+	// reaches the user as an artifact (replay commands name it by its base name).
+	Actions bool
 }
 
 // EnvFromGetenv reads Env from environment variables (os.Getenv in production).
 func EnvFromGetenv(getenv func(string) string) Env {
 	runID, _ := strconv.ParseInt(getenv("GITHUB_RUN_ID"), 10, 64)
 	return Env{
+		Actions:     getenv("GITHUB_ACTIONS") == "true",
 		EventName:   getenv("GITHUB_EVENT_NAME"),
 		EventPath:   getenv("GITHUB_EVENT_PATH"),
 		Repository:  getenv("GITHUB_REPOSITORY"),

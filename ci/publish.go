@@ -44,12 +44,13 @@ func writeFiles(dir string, d *report.Data, results []engine.Result, groups []*g
 		if len(g.shrunk) == 0 || g.status != statusNew {
 			continue
 		}
-		plan := engine.FaultPlan{Seed: g.rep().Seed, Faults: g.shrunk, Provenance: g.rep().Provenance}
+		fd := filepath.Join(dir, FaultsDir)
+		planPath := filepath.Join(fd, g.sig+".json")
+		plan := engine.FaultPlan{Seed: g.rep().Seed, Faults: g.shrunk, Provenance: g.rep().Provenance.ForPlan(planPath)}
 		data, err := json.MarshalIndent(plan, "", "  ")
 		if err != nil {
 			return err
 		}
-		fd := filepath.Join(dir, FaultsDir)
 		if err := os.MkdirAll(fd, 0o755); err != nil {
 			return err
 		}

@@ -353,8 +353,11 @@ func TestAnnotationsCapped(t *testing.T) {
 // TestDeterministicFiles: the same sweep writes the same bytes.
 func TestDeterministicFiles(t *testing.T) {
 	var outs [2]map[string][]byte
+	// One -out for both runs: outside Actions the replay commands name the shrunk plans
+	// under -out as given, so a different directory is a different report.
+	dir := filepath.Join(t.TempDir(), "out")
 	for i := range outs {
-		dir := filepath.Join(t.TempDir(), "out")
+		os.RemoveAll(dir)
 		in := testInputs(t, "")
 		in.Out = dir
 		var stdout bytes.Buffer

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/seedfall/seedfall/engine/internal/cover"
 	"github.com/seedfall/seedfall/engine/internal/overlay"
@@ -186,6 +187,11 @@ func Node(ctx context.Context, n Spec) (string, error) {
 		if err := os.Rename(tmp.Name(), dst); err != nil {
 			return "", err
 		}
+	} else {
+		// Reused: its modification time says when it was last used, so that
+		// `seedfall cache prune -max-size` evicts the builds no one uses any more.
+		now := time.Now()
+		os.Chtimes(dst, now, now)
 	}
 	return dst, nil
 }
@@ -235,8 +241,12 @@ func writeOverlay(n Spec) (ovPath, modfile string, err error) {
 			return "", "", err
 		}
 	}
+	// Entries apply in order: one that edits a file an earlier entry edited patches the
+	// earlier result, so that the two compose instead of the later silently winning.
+	patched := map[string][]byte{}
+	editedBy := map[string]string{}
 	for i, patch := range n.Patches {
-		files, err := applyPatch(n, filepath.Join(n.Dir, patch))
+		files, err := applyPatch(n, filepath.Join(n.Dir, patch), patched, editedBy)
 		if err != nil {
 			return "", "", fmt.Errorf("node %q patches[%d] (%s): %w", n.Name, i, patch, err)
 		}
@@ -254,6 +264,8 @@ func writeOverlay(n Spec) (ovPath, modfile string, err error) {
 			}
 		}
 		for orig, content := range files {
+			patched[orig] = content
+			editedBy[orig] = fmt.Sprintf("patches[%d] (%s)", i, patch)
 			p := filepath.Join(dir, "patched", shortHash(orig)+"-"+filepath.Base(orig))
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				return "", "", err
