@@ -105,6 +105,9 @@ type NodeConfig struct {
 	// NetOverlay builds the node with seedfall's wasip1 net package, so unmodified
 	// net.Listen, net.Dial and net/http use the simulated network.
 	NetOverlay bool `json:"net_overlay,omitempty"`
+	// Interleave builds the node with a Go runtime in which seedfall chooses, by seed,
+	// which ready goroutine runs next (docs/interleave.md): true, or {"trace": true}.
+	Interleave Interleave `json:"interleave,omitzero"`
 	// Patches are unified diffs (relative to the config's directory) applied to the
 	// node's dependencies at build time through the build overlay.
 	Patches []string `json:"patches,omitempty"`
