@@ -270,6 +270,8 @@ func ParseConfig(data []byte) (*Config, error) {
 			return nil, fmt.Errorf("line %d: invalid JSON: %v", line, err)
 		case errors.As(err, &te) && te.Type == reflect.TypeFor[DiskFault]():
 			return nil, fmt.Errorf("field %s: want a probability such as 0.05 or an object such as {\"p\": 0.05, \"paths\": [\"/data/wal/*\"], \"ops\": [\"fsync\"]} (fields p, paths, ops), got %s", te.Field, te.Value)
+		case errors.As(err, &te) && te.Type == reflect.TypeFor[Interleave]():
+			return nil, fmt.Errorf("field %s: want true, false or an object such as {\"trace\": true} (field trace), got %s", te.Field, te.Value)
 		case errors.As(err, &te) && te.Type == reflect.TypeFor[Duration]():
 			return nil, fmt.Errorf("field %s: want a duration such as \"250ms\", got %s", te.Field, te.Value)
 		case errors.As(err, &te):
