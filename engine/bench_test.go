@@ -249,3 +249,34 @@ func BenchmarkKvlogRunProfiled(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkInterleaveKvlog is the cost of interleave: fixed kvlog with and without it
+// on its server, the same seed back to back (alternating, so that the machine's load
+// hits both alike). It reports the ratio of their total wall time and interleave's
+// choices per run. One iteration is one seed of each.
+func BenchmarkInterleaveKvlog(b *testing.B) {
+	off := benchSim(b, fixedKvlog)
+	on := benchSim(b, "../examples/kvlog/seedfall.fixed.interleave.json")
+	b.ResetTimer()
+	var tOff, tOn time.Duration
+	var picks int64
+	for i := 0; i < b.N; i++ {
+		seed := uint64(i + 1)
+		for _, side := range []struct {
+			s *Sim
+			t *time.Duration
+		}{{off, &tOff}, {on, &tOn}} {
+			t0 := time.Now()
+			r := side.s.Run(context.Background(), seed, RunOptions{})
+			*side.t += time.Since(t0)
+			if r.Verdict != VerdictPass {
+				b.Fatalf("seed %d: %s", seed, r)
+			}
+			picks += r.Stats.InterleavePicks
+		}
+	}
+	b.ReportMetric(float64(tOn)/float64(tOff), "on/off")
+	b.ReportMetric(float64(tOff.Microseconds())/float64(b.N), "off-µs/seed")
+	b.ReportMetric(float64(tOn.Microseconds())/float64(b.N), "on-µs/seed")
+	b.ReportMetric(float64(picks)/float64(b.N), "picks/run")
+}

@@ -8,10 +8,12 @@
 //
 //   - a patched copy of $GOROOT/src/runtime/proc.go, generated at build time from the
 //     building toolchain's own file: runqget, before it takes the head of the local run
-//     queue, calls seedfallInterleave;
+//     queue, calls seedfallInterleave, and findRunnable, before it runs the first
+//     goroutine the netpoller readied, calls seedfallInterleaveList;
 //   - an added runtime file, seedfall_interleave.go, in which seedfallInterleave asks the
 //     host (seedfall.sched_pick, docs/ABI.md) which of the n >= 2 ready goroutines
-//     runs next and swaps it to the head of the queue.
+//     runs next and swaps it to the head of the queue (seedfallInterleaveList: of the
+//     netpoller's list).
 //
 // The choice is the host's, drawn from a random stream of the incarnation's own, so a
 // seed replays exactly and the guest's own randomness (random_get) is the same with and
@@ -72,6 +74,24 @@ var edits = []edit{{
 		"\t\t}\n" +
 		"\t\tseedfallInterleave(pp, h, t) // seedfall: interleave\n" +
 		"\t\tgp := pp.runq[h%uint32(len(pp.runq))].ptr()\n",
+}, {
+	// findRunnable runs the first goroutine the netpoller readied at once (the rest go
+	// to the run queue): the host chooses that one too.
+	what: "findRunnable's non-blocking netpoll: let the host choose",
+	anchor: "\t\tif !list.empty() { // non-blocking\n" +
+		"\t\t\tgp := list.pop()\n",
+	with: "\t\tif !list.empty() { // non-blocking\n" +
+		"\t\t\tseedfallInterleaveList(&list) // seedfall: interleave\n" +
+		"\t\t\tgp := list.pop()\n",
+}, {
+	what: "findRunnable's blocking netpoll: let the host choose",
+	anchor: "\t\t\tacquirep(pp)\n" +
+		"\t\t\tif !list.empty() {\n" +
+		"\t\t\t\tgp := list.pop()\n",
+	with: "\t\t\tacquirep(pp)\n" +
+		"\t\t\tif !list.empty() {\n" +
+		"\t\t\t\tseedfallInterleaveList(&list) // seedfall: interleave\n" +
+		"\t\t\t\tgp := list.pop()\n",
 }}
 
 // VersionError is a toolchain the patch does not support.

@@ -70,9 +70,16 @@ func TestWriteOverlay(t *testing.T) {
 	if n := strings.Count(string(patched), "seedfallInterleave(pp, h, t)"); n != 1 {
 		t.Fatalf("patched proc.go calls seedfallInterleave %d times", n)
 	}
+	if n := strings.Count(string(patched), "seedfallInterleaveList(&list)"); n != 2 {
+		t.Fatalf("patched proc.go calls seedfallInterleaveList %d times, want 2 (both netpolls)", n)
+	}
 	// Nothing but the edit and the header changed.
 	body := string(patched[strings.Index(string(patched), "// Copyright"):])
-	if got := strings.Replace(body, "\t\tseedfallInterleave(pp, h, t) // seedfall: interleave\n", "", 1); got != string(src) {
+	got := body
+	for _, e := range edits {
+		got = strings.Replace(got, e.with, e.anchor, 1)
+	}
+	if got != string(src) {
 		t.Fatal("the patched proc.go differs from the toolchain's by more than the edit")
 	}
 	added, err := os.ReadFile(addRepl)
