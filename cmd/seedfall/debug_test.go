@@ -71,6 +71,15 @@ func TestShrinkReplaysInAnotherProcess(t *testing.T) {
 	if !strings.Contains(sh.Failure.Reason, "acknowledged write lost") || len(sh.Failure.FaultsBeforeFailure) != sh.MinimalFaults {
 		t.Fatalf("shrink failure %+v", sh.Failure)
 	}
+	// The plan names its config relative to itself (issue 35 point 5), never absolute.
+	var saved engine.FaultPlan
+	if data, err := os.ReadFile(plan); err != nil || json.Unmarshal(data, &saved) != nil || saved.Provenance == nil {
+		t.Fatalf("read the saved plan: %v", err)
+	}
+	wantCfg, _ := filepath.Abs(kvlogBuggy)
+	if c := saved.Provenance.Config; filepath.IsAbs(c) || filepath.Join(filepath.Dir(plan), filepath.FromSlash(c)) != wantCfg {
+		t.Errorf("plan records config %q, want %s relative to the plan's folder", c, wantCfg)
+	}
 	// Replay the saved plan in a separate process.
 	exe, err := os.Executable()
 	if err != nil {
@@ -127,8 +136,8 @@ func TestCauseNamesTheCrashMidWrite(t *testing.T) {
 	}
 	workers := workerLog(t)
 	code, stdout, stderr := runCLI(t, "cause", "-c", kvlogBuggy, "-seed", itoa(seed), "-faults", withBystander, "-moments", "8", "-futures", "16", "-json")
-	if code != exitPass {
-		t.Fatalf("cause: exit %d\n%s", code, stderr)
+	if code != exitFail {
+		t.Fatalf("cause: exit %d, want %d like replay and shrink of a failing seed\n%s", code, exitFail, stderr)
 	}
 	if workers() == 0 {
 		t.Errorf("cause started no worker process: its runs happened in the command's own")
@@ -165,7 +174,10 @@ func TestCauseNamesTheCrashMidWrite(t *testing.T) {
 		}
 	}
 	// The text output names the biggest jump.
-	_, text, _ := runCLI(t, "cause", "-c", kvlogBuggy, "-seed", itoa(seed), "-faults", withBystander, "-moments", "4", "-futures", "8")
+	code, text, _ := runCLI(t, "cause", "-c", kvlogBuggy, "-seed", itoa(seed), "-faults", withBystander, "-moments", "4", "-futures", "8")
+	if code != exitFail {
+		t.Errorf("cause (text): exit %d, want %d", code, exitFail)
+	}
 	if !strings.Contains(text, "biggest jump:") || !strings.Contains(text, "<- crash server during disk op") {
 		t.Fatalf("cause text:\n%s", text)
 	}
