@@ -33,8 +33,9 @@ func (p *patches) Set(s string) error { *p = append(*p, s); return nil }
 func main() {
 	var ps patches
 	flag.Var(&ps, "patch", "unified diff `file` to apply (repeatable; two patches may not edit the same file)")
+	build := flag.String("o", "", "build the program to `file` instead of running it (to run it under strace)")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: nativerun [-patch file]... package [args...]\n")
+		fmt.Fprintf(os.Stderr, "usage: nativerun [-patch file]... [-o file] package [args...]\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -42,7 +43,7 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	code, err := run(ps, flag.Args())
+	code, err := run(ps, *build, flag.Args())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "nativerun: %v\n", err)
 		os.Exit(1)
@@ -50,7 +51,7 @@ func main() {
 	os.Exit(code)
 }
 
-func run(ps []string, args []string) (int, error) {
+func run(ps []string, build string, args []string) (int, error) {
 	tmp, err := os.MkdirTemp("", "nativerun-")
 	if err != nil {
 		return 0, err
@@ -63,6 +64,12 @@ func run(ps []string, args []string) (int, error) {
 		}
 	}
 	goArgs := []string{"run"}
+	if build != "" {
+		if len(args) != 1 {
+			return 0, fmt.Errorf("-o builds one package and takes no program arguments")
+		}
+		goArgs = []string{"build", "-o", build}
+	}
 	if len(mods) > 0 {
 		// Files in the module cache cannot be overlaid: point the build at the
 		// patched copies with a temporary go.mod, as seedfall does.
