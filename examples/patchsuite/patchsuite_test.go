@@ -67,6 +67,7 @@ var cases = []patchCase{
 	{example: "prometheus-wlog", patch: "old-fix-torn-header-rejects-empty.patch", run: "TestReader$", wantFail: "--- FAIL: TestReader/Reader/0"},
 	{example: "prometheus-wlog", patch: "wasip1-port.patch", port: "retags fileutil's flock_unix.go and mmap_unix.go as wasip1"},
 	{example: "raft", patch: "snapshot-dir-fsync.patch", run: "Snapshot"},
+	{example: "rosedb", patch: "fix-options-sync.patch"},
 	{example: "rosedb", patch: "wal-truncate-torn-tail.patch"},
 	{example: "tidwall-wal", patch: "fix-truncate-and-dirsync.patch"},
 	{example: "tidwall-wal", patch: "fix-truncate-dirsync-eio.patch"},
