@@ -14,8 +14,10 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"sync"
@@ -31,21 +33,33 @@ func main() {
 	dir := flag.String("dir", "/data/wal", "log `directory`")
 	segSize := flag.Int("segment-size", 2*32*1024, "segment size in `bytes` (a multiple of the 32 KiB page)")
 	noSync := flag.Bool("nosync", false, "acknowledge after WL.Log without WL.Sync (negative control)")
+	fill := flag.Int("fill", 0, "pad each record with filler to a random size of up to `n` bytes; a quarter of them to exactly a page minus two headers, so records cross page ends and the writer logs its zero-length fragments (0: no filler)")
 	flag.Parse()
-	if err := run(*addr, *dir, *segSize, *noSync); err != nil {
+	if *fill < 0 || *fill > pageFill {
+		fmt.Fprintf(os.Stderr, "-fill %d: want 0 to %d\n", *fill, pageFill)
+		os.Exit(2)
+	}
+	if err := run(*addr, *dir, *segSize, *noSync, *fill); err != nil {
 		fmt.Fprintf(os.Stderr, "%v\n", err)
 		os.Exit(1)
 	}
 }
+
+// pageFill is the size of a record that, logged at the start of a 32 KiB page, leaves
+// exactly one record header (7 bytes) free in it: the next record then starts with a
+// zero-length fragment (tsdb/wlog/wlog.go:717-735). A new segment starts page-aligned,
+// and NewSize starts one at every open.
+const pageFill = 32*1024 - 2*7
 
 type server struct {
 	mu     sync.Mutex
 	w      *wlog.WL
 	kv     map[string]string
 	noSync bool
+	fill   int
 }
 
-func run(addr, dir string, segSize int, noSync bool) error {
+func run(addr, dir string, segSize int, noSync bool, fill int) error {
 	if err := kvcheck.MkdirDurable(dir); err != nil {
 		return fmt.Errorf("create log directory: %w", err)
 	}
@@ -53,7 +67,7 @@ func run(addr, dir string, segSize int, noSync bool) error {
 	if err != nil {
 		return fmt.Errorf("open wlog: %w", err)
 	}
-	s := &server{w: w, kv: map[string]string{}, noSync: noSync}
+	s := &server{w: w, kv: map[string]string{}, noSync: noSync, fill: fill}
 	sr, err := wlog.NewSegmentsReader(dir)
 	if err != nil {
 		return fmt.Errorf("open wlog segments: %w", err)
@@ -62,7 +76,8 @@ func run(addr, dir string, segSize int, noSync bool) error {
 	n := 0
 	for r.Next() {
 		rec := r.Record()
-		key, value, ok := strings.Cut(string(rec), " ")
+		body, _, _ := strings.Cut(string(rec), "\n") // the filler, if any, follows a newline
+		key, value, ok := strings.Cut(body, " ")
 		sim.Always(ok && key != "", "every record the log returns is one the server wrote",
 			map[string]any{"record": fmt.Sprintf("%q", rec)})
 		if !ok || key == "" {
@@ -92,7 +107,18 @@ func run(addr, dir string, segSize int, noSync bool) error {
 func (s *server) Put(key, value string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.w.Log([]byte(key + " " + value)); err != nil {
+	rec := []byte(key + " " + value)
+	if s.fill > 0 {
+		size := pageFill
+		if rand.IntN(4) != 0 {
+			size = 1 + rand.IntN(s.fill)
+		}
+		if size > len(rec)+1 {
+			rec = append(rec, '\n')
+			rec = append(rec, bytes.Repeat([]byte{'.'}, size-len(rec))...)
+		}
+	}
+	if err := s.w.Log(rec); err != nil {
 		return err
 	}
 	if !s.noSync {

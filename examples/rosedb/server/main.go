@@ -28,14 +28,19 @@ func main() {
 	dir := flag.String("dir", "/data/rosedb", "database `directory`")
 	segSize := flag.Int64("segment-size", 4096, "Options.SegmentSize in `bytes` (small, so segments rotate)")
 	noSync := flag.Bool("nosync", false, "commit with BatchOptions.Sync false: acknowledge before fsync (negative control)")
+	dbSync := flag.Bool("dbsync", false, "open with Options.Sync true and write with DB.Put, as rosedb documents it (finding 18: never fsyncs)")
 	flag.Parse()
-	if err := run(*addr, *dir, *segSize, !*noSync); err != nil {
+	if *dbSync && *noSync {
+		fmt.Fprintln(os.Stderr, "-dbsync and -nosync exclude each other")
+		os.Exit(2)
+	}
+	if err := run(*addr, *dir, *segSize, !*noSync, *dbSync); err != nil {
 		fmt.Fprintf(os.Stderr, "%v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr, dir string, segSize int64, syncWrites bool) error {
+func run(addr, dir string, segSize int64, syncWrites, dbSync bool) error {
 	if err := kvcheck.MkdirDurable(dir); err != nil {
 		return fmt.Errorf("create database directory: %w", err)
 	}
@@ -45,6 +50,9 @@ func run(addr, dir string, segSize int64, syncWrites bool) error {
 	// Options.Sync stays false: in v2.4.0 a DB opened with Sync true never fsyncs a
 	// Put (WAL.WriteAll does not sync, and Batch.Commit syncs only when the DB option
 	// is false). A batch with BatchOptions.Sync true is what makes a write durable.
+	// With -dbsync the server does what Options.Sync documents instead ("Sync being true
+	// means write followed by fsync") and writes with DB.Put.
+	opts.Sync = dbSync
 	db, err := rosedb.Open(opts)
 	if err != nil {
 		return fmt.Errorf("open rosedb: %w", err)
@@ -55,17 +63,22 @@ func run(addr, dir string, segSize int64, syncWrites bool) error {
 	if err != nil {
 		return err
 	}
-	return kvcheck.Serve(ln, store{db, syncWrites})
+	return kvcheck.Serve(ln, store{db, syncWrites, dbSync})
 }
 
 // store puts rosedb behind the protocol.
 type store struct {
 	db         *rosedb.DB
 	syncWrites bool
+	dbPut      bool
 }
 
-// Put commits a one-entry batch; with BatchOptions.Sync the commit fsyncs.
+// Put commits a one-entry batch; with BatchOptions.Sync the commit fsyncs. With
+// -dbsync it is DB.Put on a DB opened with Options.Sync.
 func (st store) Put(key, value string) error {
+	if st.dbPut {
+		return st.db.Put([]byte(key), []byte(value))
+	}
 	b := st.db.NewBatch(rosedb.BatchOptions{Sync: st.syncWrites})
 	if err := b.Put([]byte(key), []byte(value)); err != nil {
 		b.Rollback()
