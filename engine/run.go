@@ -84,6 +84,12 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 		}
 		s.wasmPaths = opt.Wasm
 	} else {
+		// An old build's git revision that does not exist fails before any build runs.
+		for _, i := range upgradeNodes(cfg) {
+			if err := checkRevision(ctx, cfg, nodes[i]); err != nil {
+				return nil, err
+			}
+		}
 		// Nodes built alike (three replicas of one server) share one build.
 		built := map[string]string{}
 		for _, n := range nodes {

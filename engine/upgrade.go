@@ -135,6 +135,19 @@ func buildOld(ctx context.Context, cfg *Config, n NodeConfig) (string, error) {
 	return p, nil
 }
 
+// checkRevision checks that the git revision of node n's old build, if it has one,
+// exists (and extracts it).
+func checkRevision(ctx context.Context, cfg *Config, n NodeConfig) error {
+	rev, ok := strings.CutPrefix(n.Upgrade.From, gitPrefix)
+	if !ok {
+		return nil
+	}
+	if _, err := revisionDir(ctx, cfg.Dir, rev); err != nil {
+		return fmt.Errorf("%s: upgrade.from of node %s: %w", cfg.Path, n.Name, err)
+	}
+	return nil
+}
+
 // revisionDir extracts git revision rev of the repository that holds dir into
 // seedfall's cache (once per commit) and returns dir's counterpart in it.
 func revisionDir(ctx context.Context, dir, rev string) (string, error) {
