@@ -95,6 +95,14 @@ func TestBreakingFailsAtFirstRestart(t *testing.T) {
 	s := prepare(t, "seedfall.breaking.json")
 	fails := failing(t, s, "record 1 at offset 0 is in format 1; this build reads format 2", "server#2")
 	checkReplay(t, s, fails[0])
+	// Shrink keeps the upgrade the failure needs, and its plan replays exactly.
+	res, err := s.Shrink(context.Background(), fails[0].Seed, engine.ShrinkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Replays || !slices.ContainsFunc(res.Plan.Faults, func(f engine.Fault) bool { return f.Build == engine.BuildNew }) {
+		t.Fatalf("shrink: replays %v, plan %v: want a restart on the new build kept", res.Replays, res.Plan.Faults)
+	}
 }
 
 func TestDowngradeFailsAndFixPasses(t *testing.T) {
