@@ -36,7 +36,8 @@ import (
 // UpgradeConfig is a node's other build and when it runs.
 type UpgradeConfig struct {
 	// From is the old build: a package path relative to the config's directory
-	// ("./v1"), or "git:REV", a git revision of the repository the config is in
+	// ("./v1"; a directory with its own go.mod is built as a module of its own, so an
+	// old release of a dependency can be pinned there), or "git:REV", a git revision of the repository the config is in
 	// ("git:main", "git:HEAD~1", a commit hash), built from a `git archive` of that
 	// revision with the node's tags, net_overlay and patches (the patch files are the
 	// revision's).
@@ -123,6 +124,10 @@ func buildOld(ctx context.Context, cfg *Config, n NodeConfig) (string, error) {
 			return "", fmt.Errorf("%s: %s: %w", cfg.Path, field, err)
 		}
 		spec.Dir = dir
+	} else if dir := filepath.Join(cfg.Dir, n.Upgrade.From); fileExists(filepath.Join(dir, "go.mod")) {
+		// A module of its own (the old release of a dependency needs its own go.mod):
+		// build its main package there.
+		spec.Dir, spec.Pkg = dir, "."
 	} else {
 		spec.Pkg = n.Upgrade.From
 	}
@@ -216,6 +221,11 @@ func revisionDir(ctx context.Context, dir, rev string) (string, error) {
 		return "", fmt.Errorf("the config's directory %s does not exist at revision %s", rel, rev)
 	}
 	return out, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 func evalSymlinks(p string) string {
