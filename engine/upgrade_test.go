@@ -52,7 +52,6 @@ func TestUpgradeFromGitRevision(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}
-	t.Setenv("SEEDFALL_CACHE", t.TempDir())
 	repo := t.TempDir()
 	git := func(args ...string) {
 		t.Helper()
@@ -87,6 +86,12 @@ func TestUpgradeFromGitRevision(t *testing.T) {
 	write("server/version.go", "package main\n\nconst version = \"v2\"\n")
 	git("commit", "-q", "-am", "v2")
 
+	// The revision is extracted into the cache once per commit; this one is the test's.
+	sha, err := exec.Command("git", "-C", repo, "rev-parse", "HEAD~1").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(filepath.Join(engine.CacheDir(), "revisions", strings.TrimSpace(string(sha)))) })
 	cfg, err := engine.LoadConfig(filepath.Join(repo, "sim", "seedfall.json"))
 	if err != nil {
 		t.Fatal(err)
