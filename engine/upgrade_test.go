@@ -35,6 +35,9 @@ func main() {
 	if err := f.Sync(); err != nil {
 		panic(err)
 	}
+	if os.Getenv("EXIT_FIRST") != "" && len(old) == 0 {
+		os.Exit(1) // a fail-stop node's own exit: a plain restart, no crash
+	}
 	for {
 		time.Sleep(time.Second)
 	}
@@ -141,6 +144,28 @@ func TestUpgradeFromGitRevision(t *testing.T) {
 	r2 := s.Run(context.Background(), 1, engine.RunOptions{Plan: &engine.FaultPlan{Seed: 1, Faults: old}, Trace: true})
 	if text := strings.Join(r2.Trace, "\n"); !strings.Contains(text, `server#2 | server v1 found "v1;"`) {
 		t.Errorf("restart on the old build: trace lacks v1's second start:\n%s", text)
+	}
+
+	// A fail-stop node's own exit is a plain restart: it upgrades too, with no fault.
+	write("sim/failstop.json", `{
+  "nodes": [{"name": "server", "pkg": "../server", "env": {"EXIT_FIRST": "1"}, "on_exit": "restart",
+             "upgrade": {"from": "git:HEAD~1"}}],
+  "workload": {"name": "client", "pkg": "../client"},
+  "faults": {"max_faults": 0}
+}`)
+	cfg, err = engine.LoadConfig(filepath.Join(repo, "sim", "failstop.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := engine.Prepare(context.Background(), cfg, engine.PrepareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Close()
+	r3 := fs.Run(context.Background(), 1, engine.RunOptions{Trace: true})
+	if text := strings.Join(r3.Trace, "\n"); r3.Verdict != engine.VerdictPass || len(r3.Faults) != 0 ||
+		!strings.Contains(text, "(fail-stop): restart at") || !strings.Contains(text, `server#2 | server v2 found "v1;"`) {
+		t.Errorf("fail-stop restart: verdict %s, faults %v; want a pass with v2 reading v1's write after v1's own exit:\n%s", r3.Verdict, r3.Faults, text)
 	}
 }
 
