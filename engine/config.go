@@ -124,6 +124,10 @@ type NodeConfig struct {
 	// (defaults 10 and 10s), or still exits again and again when the horizon comes.
 	MaxRestarts   int      `json:"max_restarts,omitempty"`
 	RestartWindow Duration `json:"restart_window,omitempty"`
+	// Upgrade, when set, runs the node's first incarnation on another build (the old
+	// one) and later incarnations on this one, over the disk the old build left
+	// (upgrade.go). Not for the workload.
+	Upgrade *UpgradeConfig `json:"upgrade,omitempty"`
 }
 
 // On-exit policies of a node.
@@ -334,6 +338,9 @@ func (c *Config) validate() error {
 		if (n.MaxRestarts != 0 || n.RestartWindow != 0) && !n.failStop() {
 			return fmt.Errorf("field %s.max_restarts: a restart budget needs \"on_exit\": \"restart\"", field)
 		}
+		if n.Upgrade != nil {
+			return n.Upgrade.validate(field + ".upgrade")
+		}
 		return nil
 	}
 	for i, n := range c.Nodes {
@@ -343,6 +350,9 @@ func (c *Config) validate() error {
 	}
 	if err := check("workload", c.Workload); err != nil {
 		return err
+	}
+	if c.Workload.Upgrade != nil {
+		return errors.New("field workload.upgrade: the workload never restarts, so it cannot change builds (upgrade is for nodes)")
 	}
 	if c.Workload.OnExit != "" || c.Workload.MaxRestarts != 0 || c.Workload.RestartWindow != 0 {
 		return errors.New("field workload.on_exit: the workload's exit ends the run (on_exit, max_restarts and restart_window are for nodes)")
@@ -438,6 +448,11 @@ func (c *Config) validate() error {
 		}
 	}
 	if c.Coverage != nil {
+		for i, n := range c.Nodes {
+			if n.Upgrade != nil {
+				return fmt.Errorf("field nodes[%d].upgrade: coverage of a node that changes builds is not supported (drop \"coverage\" or \"upgrade\")", i)
+			}
+		}
 		return c.Coverage.validate()
 	}
 	return nil

@@ -176,6 +176,12 @@ func simplifications(f Fault) []Fault {
 			g.DiskOp, g.Incarnation, g.Where, g.MidOp = 0, 0, "", false
 			out = append(out, g)
 		}
+		if f.Build == BuildNew {
+			// An upgrade the failure does not need: restart on the old build.
+			g := f
+			g.Build = BuildOld
+			out = append(out, g)
+		}
 	case FaultPartition, FaultPause, FaultLatency:
 		if f.DurationNS > int64(time.Millisecond) {
 			g := f

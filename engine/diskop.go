@@ -50,14 +50,17 @@ func (inc *incarnation) CrashNow(op wasi.DiskOp, partial string) {
 	if n.midPlanned != nil {
 		f.RestartNS = n.midPlanned.RestartNS
 		f.ArmedNS = n.midPlanned.AtNS
+		f.Build = n.midPlanned.Build
 	} else {
 		for _, a := range n.armed {
 			if a.Kind == FaultCrash && a.Incarnation == inc.n && a.DiskOp == op.N {
 				f.RestartNS = a.RestartNS
 				f.ArmedNS = a.ArmedNS
+				f.Build = a.Build
 			}
 		}
 	}
+	f.Build = inc.w.restartBuild(n, f)
 	n.crashNextOp = false
 	n.midPlanned = nil
 	n.pendingMid = &f

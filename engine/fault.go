@@ -47,6 +47,9 @@ type Fault struct {
 	// Where is filled in when the fault fired during a disk op: the op and the guest's
 	// source location, e.g. "write server/log.go:88".
 	Where string `json:"where,omitempty"`
+	// Build is, for a crash of a node with an upgrade, the build its restart runs:
+	// "old" or "new" (upgrade.go). Empty: the node's upgrade mode decides.
+	Build string `json:"build,omitempty"`
 }
 
 // UnmarshalJSON reads a fault, taking restart_ns (the old name of restart_after_ns) in
@@ -92,6 +95,9 @@ func (f Fault) String() string {
 		}
 		if f.RestartNS > 0 {
 			fmt.Fprintf(&b, ", restart at %s", FormatDuration(f.AtNS+f.RestartNS))
+			if f.Build != "" {
+				fmt.Fprintf(&b, " on the %s build", f.Build)
+			}
 		}
 	case FaultPartition:
 		dir := "<->"

@@ -44,7 +44,12 @@ func (w *world) start(n *node) {
 	if w.sim.antithesis {
 		n.ensureAntithesisDir()
 	}
-	w.tracef(inc.label, "start")
+	if b := n.selectBuild(inc.n, n.nextBuild); b != "" {
+		n.nextBuild = ""
+		w.tracef(inc.label, "start (build %s)", b)
+	} else {
+		w.tracef(inc.label, "start")
+	}
 	w.makeRunnable(inc)
 	go inc.main()
 }

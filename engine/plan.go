@@ -171,6 +171,7 @@ func (w *world) applyFault(f Fault) {
 			n.midPlanned = &f
 			return
 		}
+		f.Build = w.restartBuild(n, f)
 		w.applied = append(w.applied, f)
 		inc := n.inc
 		w.tracef("fault", "crash %s (idle)", inc.label)
@@ -230,6 +231,7 @@ func (w *world) applyFault(f Fault) {
 func (w *world) crashed(n *node, f Fault, rng *rand.Rand) {
 	rep := n.disk.Crash(rng, w.cfg.Faults.TornWrites)
 	w.tracef("fault", "%s disk after crash: %s", n.name, rep)
+	n.nextBuild = f.Build
 	if f.RestartNS > 0 {
 		w.schedule(w.now+f.RestartNS, func() {
 			if n.inc == nil && !w.done {

@@ -47,7 +47,8 @@ type Sim struct {
 // PrepareOptions tune Prepare.
 type PrepareOptions struct {
 	// Wasm, when set, skips building and loads these module files (one per node, in
-	// AllNodes order): worker processes use the parent's builds.
+	// AllNodes order, then the old build of each node with an upgrade, in the same
+	// order: WasmPaths): worker processes use the parent's builds.
 	Wasm []string
 	// Progress receives a line per step (may be nil).
 	Progress func(string)
@@ -78,11 +79,17 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 	}
 	t0 := time.Now()
 	if opt.Wasm != nil {
-		if len(opt.Wasm) != len(nodes) {
-			return nil, fmt.Errorf("prepare: %d modules given for %d nodes", len(opt.Wasm), len(nodes))
+		if want := len(nodes) + len(upgradeNodes(cfg)); len(opt.Wasm) != want {
+			return nil, fmt.Errorf("prepare: %d modules given for %d nodes and %d old builds", len(opt.Wasm), len(nodes), want-len(nodes))
 		}
 		s.wasmPaths = opt.Wasm
 	} else {
+		// An old build's git revision that does not exist fails before any build runs.
+		for _, i := range upgradeNodes(cfg) {
+			if err := checkRevision(ctx, cfg, nodes[i]); err != nil {
+				return nil, err
+			}
+		}
 		// Nodes built alike (three replicas of one server) share one build.
 		built := map[string]string{}
 		for _, n := range nodes {
@@ -99,6 +106,17 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 				return nil, err
 			}
 			built[key] = p
+			s.wasmPaths = append(s.wasmPaths, p)
+		}
+		for _, i := range upgradeNodes(cfg) {
+			n := nodes[i]
+			if opt.Progress != nil {
+				opt.Progress(fmt.Sprintf("building %s's old build (%s) for wasip1", n.Name, n.Upgrade.From))
+			}
+			p, err := buildOld(ctx, cfg, n)
+			if err != nil {
+				return nil, err
+			}
 			s.wasmPaths = append(s.wasmPaths, p)
 		}
 	}
@@ -121,6 +139,10 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 		s.rt.Close(ctx)
 		return nil, fmt.Errorf("host modules: %w", err)
 	}
+	// Modules past the nodes' own are old builds, one per node with an upgrade.
+	for _, i := range upgradeNodes(cfg) {
+		names = append(names, nodes[i].Name+" (old build)")
+	}
 	for i, p := range s.wasmPaths {
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -133,7 +155,7 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 		m, alloc, imageErr, err := s.compileNode(ctx, data, opt.PlainInstantiate)
 		if err != nil {
 			s.Close()
-			return nil, fmt.Errorf("compile node %q: %w", nodes[i].Name, err)
+			return nil, fmt.Errorf("compile node %q: %w", names[i], err)
 		}
 		s.modules = append(s.modules, m)
 		s.allocs = append(s.allocs, alloc)
@@ -141,7 +163,7 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 		s.wasmHashes = append(s.wasmHashes, wasmHash(data))
 		loc, lerr := goloc.Load(data)
 		if lerr != nil && opt.Progress != nil {
-			opt.Progress(fmt.Sprintf("node %s: no source locations: %v", nodes[i].Name, lerr))
+			opt.Progress(fmt.Sprintf("node %s: no source locations: %v", names[i], lerr))
 		}
 		s.locs = append(s.locs, loc)
 	}
@@ -162,7 +184,8 @@ func (s *Sim) Close() error {
 // Config returns the sim's config.
 func (s *Sim) Config() *Config { return s.cfg }
 
-// WasmPaths are the built modules, one per node in AllNodes order.
+// WasmPaths are the built modules, one per node in AllNodes order, then the old build
+// of each node with an upgrade.
 func (s *Sim) WasmPaths() []string { return s.wasmPaths }
 
 // RunOptions tune one run.

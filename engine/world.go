@@ -88,11 +88,16 @@ type node struct {
 	module   wazero.CompiledModule
 	alloc    experimental.MemoryAllocator // the module's guest memories; nil: wazero's
 	loc      *goloc.Table                 // nil: no source locations
-	disk     *disk.FS
-	host     *netsim.Host
-	inc      *incarnation // current incarnation, nil while down
-	lives    int          // incarnations started so far
-	pausedTo int64
+	// builds are the old and the new build of a node with an upgrade (upgrade.go);
+	// module, alloc and loc are set from one of them as each incarnation starts.
+	// nextBuild is the build a crash chose for the restart ("": follow the mode).
+	builds    [2]nodeBuild
+	nextBuild string
+	disk      *disk.FS
+	host      *netsim.Host
+	inc       *incarnation // current incarnation, nil while down
+	lives     int          // incarnations started so far
+	pausedTo  int64
 	// clocks
 	skewPPM  int64
 	wallJump int64
@@ -206,10 +211,17 @@ func newWorld(s *Sim, seed uint64, opt runOptions) *world {
 		Lookup: w.lookupHost,
 	})
 	mut := opt.mutation
-	for i, nc := range s.cfg.AllNodes() {
+	all := s.cfg.AllNodes()
+	old := len(all) // index of the next old build in s.modules
+	for i, nc := range all {
 		n := &node{
 			idx: i, name: nc.Name, cfg: nc, workload: i == len(s.cfg.Nodes),
 			module: s.modules[i], alloc: s.allocs[i], loc: s.locs[i], host: &netsim.Host{Idx: i, Name: nc.Name},
+		}
+		if nc.Upgrade != nil {
+			n.builds[0] = nodeBuild{s.modules[old], s.allocs[old], s.locs[old], s.wasmHashes[old][:7]}
+			n.builds[1] = nodeBuild{s.modules[i], s.allocs[i], s.locs[i], s.wasmHashes[i][:7]}
+			old++
 		}
 		n.disk = disk.New(disk.Options{
 			StrictDirs:      s.cfg.StrictDirs,
