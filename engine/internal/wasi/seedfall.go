@@ -13,6 +13,7 @@ func seedfallFuncs() []wasiFunc {
 		{name: "sock_dial", params: params(i32, i32, i32), fn: sockDial},
 		{name: "sock_status", params: params(i32), fn: sockStatus},
 		{name: "sock_addr", params: params(i32, i32, i32, i32, i32), fn: sockAddr},
+		{name: "sock_linger", params: params(i32, i32, i32), fn: sockLinger},
 		{name: "assert", params: params(i32, i32, i32, i32, i32, i32), fn: hostAssert},
 		{name: "op_call", params: params(i32, i32, i32, i32), fn: opCall},
 		{name: "op_return", params: params(i32, i32, i32), fn: opReturn},
