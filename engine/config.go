@@ -164,6 +164,10 @@ type FaultConfig struct {
 	PartitionPerSec   float64  `json:"partition_per_sec,omitempty"`
 	PartitionDuration Duration `json:"partition_duration,omitempty"`
 	OneWayShare       float64  `json:"one_way_share,omitempty"`
+	// SplitPerSec is the rate of group partitions (splits): the nodes, the workload
+	// included, fall into two or more groups (for three or more nodes one a strict
+	// majority) cut off from each other for about PartitionDuration.
+	SplitPerSec float64 `json:"split_per_sec,omitempty"`
 	// Latency is the base one-way link latency (default 1ms); Jitter the extra random part
 	// (default 1ms).
 	Latency Duration `json:"latency,omitempty"`
@@ -346,7 +350,7 @@ func (c *Config) validate() error {
 		name string
 		v    float64
 	}{
-		{"crash_per_sec", f.CrashPerSec}, {"partition_per_sec", f.PartitionPerSec},
+		{"crash_per_sec", f.CrashPerSec}, {"partition_per_sec", f.PartitionPerSec}, {"split_per_sec", f.SplitPerSec},
 		{"reset_per_sec", f.ResetPerSec}, {"pause_per_sec", f.PausePerSec},
 		{"clock_jump_per_sec", f.ClockJumpPerSec}, {"latency_spike_per_sec", f.LatencySpikePerSec},
 	} {

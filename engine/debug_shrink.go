@@ -176,6 +176,20 @@ func simplifications(f Fault) []Fault {
 			g.DiskOp, g.Incarnation, g.Where, g.MidOp = 0, 0, "", false
 			out = append(out, g)
 		}
+	case FaultSplit:
+		// A split into three groups first becomes two (the last two merged), then it
+		// shortens like any partition.
+		if len(f.Groups) > 2 {
+			g := f
+			g.Groups = append(append([][]string(nil), f.Groups[:len(f.Groups)-2]...),
+				append(append([]string(nil), f.Groups[len(f.Groups)-2]...), f.Groups[len(f.Groups)-1]...))
+			out = append(out, g)
+		}
+		if f.DurationNS > int64(time.Millisecond) {
+			g := f
+			g.DurationNS = f.DurationNS / 2
+			out = append(out, g)
+		}
 	case FaultPartition, FaultPause, FaultLatency:
 		if f.DurationNS > int64(time.Millisecond) {
 			g := f

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -19,6 +20,10 @@ const (
 	FaultClockJump FaultKind = "clock_jump" // jump Node's wall clock by JumpNS (may be negative); monotonic clock unaffected
 	FaultClockSkew FaultKind = "clock_skew" // Node's clocks run at rate (1 + SkewPPM/1e6)
 	FaultFsyncEIO  FaultKind = "fsync_eio"  // Node's next fsync (or disk op DiskOp if it is an fsync) fails with EIO
+	// FaultSplit is a group partition: the nodes fall into Groups (two or more), every
+	// link between two groups is cut both ways for DurationNS, and links inside a group
+	// stay. Node is the first node of the first group (the smallest), for the trace.
+	FaultSplit FaultKind = "split"
 )
 
 // Fault is one planned fault. A fault fires at virtual time AtNS, or, when DiskOp > 0,
@@ -41,6 +46,8 @@ type Fault struct {
 	LatencyNS   int64    `json:"latency_ns,omitempty"`
 	JumpNS      int64    `json:"jump_ns,omitempty"`
 	SkewPPM     int64    `json:"skew_ppm,omitempty"`
+	// Groups are the sides of a split (FaultSplit), each a list of node names.
+	Groups [][]string `json:"groups,omitempty"`
 	// Where is filled in when the fault fired during a disk op: the op and the guest's
 	// source location, e.g. "write server/log.go:88".
 	Where string `json:"where,omitempty"`
@@ -88,6 +95,10 @@ func (f Fault) String() string {
 		if f.DiskOp > 0 {
 			fmt.Fprintf(&b, " at disk op #%d", f.DiskOp)
 		}
+	case FaultSplit:
+		// "1.2s split n1 into n1,n2 | n3,n4,n5 for 800ms": the node is the first of the
+		// first group, so the line names every side.
+		fmt.Fprintf(&b, " into %s for %s", f.groupsText(), FormatDuration(f.DurationNS))
 	}
 	return b.String()
 }
@@ -95,9 +106,9 @@ func (f Fault) String() string {
 // Validate checks a fault read from a plan file.
 func (f Fault) Validate() error {
 	switch f.Kind {
-	case FaultCrash, FaultPartition, FaultLatency, FaultReset, FaultPause, FaultClockJump, FaultClockSkew, FaultFsyncEIO:
+	case FaultCrash, FaultPartition, FaultLatency, FaultReset, FaultPause, FaultClockJump, FaultClockSkew, FaultFsyncEIO, FaultSplit:
 	default:
-		return fmt.Errorf("kind %q is not a fault kind (want crash, partition, latency, reset, pause, clock_jump, clock_skew or fsync_eio)", f.Kind)
+		return fmt.Errorf("kind %q is not a fault kind (want crash, partition, split, latency, reset, pause, clock_jump, clock_skew or fsync_eio)", f.Kind)
 	}
 	if f.Node == "" {
 		return fmt.Errorf("node is required")
@@ -111,5 +122,47 @@ func (f Fault) Validate() error {
 	if f.Kind == FaultPartition && len(f.Peers) == 0 {
 		return fmt.Errorf("a partition needs peers")
 	}
+	if f.Kind == FaultSplit {
+		return f.validateGroups()
+	}
+	if len(f.Groups) > 0 {
+		return fmt.Errorf("groups are for a split, not a %s", f.Kind)
+	}
 	return nil
+}
+
+// validateGroups checks a split's groups: at least two, none empty, no node twice, and
+// the fault's node in the first group.
+func (f Fault) validateGroups() error {
+	if len(f.Groups) < 2 {
+		return fmt.Errorf("a split needs at least two groups, got %d", len(f.Groups))
+	}
+	seen := map[string]bool{}
+	for i, g := range f.Groups {
+		if len(g) == 0 {
+			return fmt.Errorf("groups[%d] is empty", i)
+		}
+		for _, n := range g {
+			if n == "" {
+				return fmt.Errorf("groups[%d] has an empty node name", i)
+			}
+			if seen[n] {
+				return fmt.Errorf("node %q is in two groups", n)
+			}
+			seen[n] = true
+		}
+	}
+	if !slices.Contains(f.Groups[0], f.Node) {
+		return fmt.Errorf("node %q is not in groups[0] (a split names the first node of its first group)", f.Node)
+	}
+	return nil
+}
+
+// groupsText renders a split's groups as "n1,n2 | n3,n4,n5".
+func (f Fault) groupsText() string {
+	parts := make([]string, len(f.Groups))
+	for i, g := range f.Groups {
+		parts[i] = strings.Join(g, ",")
+	}
+	return strings.Join(parts, " | ")
 }

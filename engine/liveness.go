@@ -60,7 +60,7 @@ func faultEnd(f Fault) int64 {
 	switch f.Kind {
 	case FaultCrash:
 		return f.AtNS + f.RestartNS
-	case FaultPartition, FaultPause, FaultLatency:
+	case FaultPartition, FaultPause, FaultLatency, FaultSplit:
 		return f.AtNS + f.DurationNS
 	}
 	return f.AtNS

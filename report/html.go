@@ -308,7 +308,7 @@ func faultSpan(f engine.Fault) int64 {
 	switch f.Kind {
 	case engine.FaultCrash:
 		return f.RestartNS
-	case engine.FaultPartition, engine.FaultLatency, engine.FaultPause:
+	case engine.FaultPartition, engine.FaultLatency, engine.FaultPause, engine.FaultSplit:
 		return f.DurationNS
 	}
 	return 0
@@ -331,6 +331,8 @@ func faultClass(f engine.Fault) string {
 	case engine.FaultPartition, engine.FaultLatency, engine.FaultReset, engine.FaultPause,
 		engine.FaultClockJump, engine.FaultClockSkew, engine.FaultFsyncEIO:
 		return string(f.Kind)
+	case engine.FaultSplit:
+		return "partition" // a group partition is drawn like one
 	}
 	return "other"
 }
