@@ -147,7 +147,11 @@ type FaultConfig struct {
 	// mid-op crash then fires in the node's next matching disk op. In JSON, a number
 	// (0.5) or an object ({"p": 0.5, "paths": ["/data/wal/*"], "ops": ["write"]}).
 	CrashMidOp *DiskFault `json:"crash_mid_op,omitempty"`
-	// RestartDelay is the mean delay before a crashed node restarts (default 250ms).
+	// KillPerSec is the rate of process deaths (kill faults) across the nodes: the
+	// process dies on a live machine, so its page cache survives and its kernel closes
+	// its sockets. Crashes (CrashPerSec) are power losses.
+	KillPerSec float64 `json:"kill_per_sec,omitempty"`
+	// RestartDelay is the mean delay before a crashed or killed node restarts (default 250ms).
 	RestartDelay Duration `json:"restart_delay,omitempty"`
 	// TornWrites lets a crash keep a torn prefix of a pending write.
 	TornWrites bool `json:"torn_writes,omitempty"`
@@ -350,7 +354,7 @@ func (c *Config) validate() error {
 		name string
 		v    float64
 	}{
-		{"crash_per_sec", f.CrashPerSec}, {"partition_per_sec", f.PartitionPerSec}, {"split_per_sec", f.SplitPerSec},
+		{"crash_per_sec", f.CrashPerSec}, {"kill_per_sec", f.KillPerSec}, {"partition_per_sec", f.PartitionPerSec}, {"split_per_sec", f.SplitPerSec},
 		{"reset_per_sec", f.ResetPerSec}, {"pause_per_sec", f.PausePerSec},
 		{"clock_jump_per_sec", f.ClockJumpPerSec}, {"latency_spike_per_sec", f.LatencySpikePerSec},
 	} {

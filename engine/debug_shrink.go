@@ -220,8 +220,8 @@ func without(chunks [][]Fault, skip int) []Fault {
 }
 
 // renumber fixes the incarnation of each fault pinned to a disk op after faults were
-// dropped: a node's k-th life comes after k-1 crashes that restart it, so without an
-// earlier crash "disk op #55 of server#2" becomes "disk op #55 of server#1".
+// dropped: a node's k-th life comes after k-1 crashes or kills that restart it, so
+// without an earlier crash "disk op #55 of server#2" becomes "disk op #55 of server#1".
 func renumber(fs []Fault) []Fault {
 	out := make([]Fault, len(fs))
 	crashes := map[string]int{}
@@ -229,7 +229,7 @@ func renumber(fs []Fault) []Fault {
 		if f.DiskOp > 0 && (f.Kind == FaultCrash || f.Kind == FaultFsyncEIO) {
 			f.Incarnation = crashes[f.Node] + 1
 		}
-		if f.Kind == FaultCrash && f.RestartNS > 0 {
+		if (f.Kind == FaultCrash || f.Kind == FaultKill) && f.RestartNS > 0 {
 			crashes[f.Node]++
 		}
 		out[i] = f

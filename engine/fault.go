@@ -12,7 +12,7 @@ type FaultKind string
 // Fault kinds. A fault plan is data: a list of Faults, generated from the seed and the
 // config's rates or read from a file, and replayed exactly.
 const (
-	FaultCrash     FaultKind = "crash"      // kill the node (idle, or during disk op DiskOp); restart after RestartNS (0: never)
+	FaultCrash     FaultKind = "crash"      // power loss of the node (idle, or during disk op DiskOp); restart after RestartNS (0: never)
 	FaultPartition FaultKind = "partition"  // cut links between Node and Peers (both ways unless OneWay) for DurationNS
 	FaultLatency   FaultKind = "latency"    // add LatencyNS to every link of Node for DurationNS
 	FaultReset     FaultKind = "reset"      // reset every open connection of Node
@@ -20,6 +20,11 @@ const (
 	FaultClockJump FaultKind = "clock_jump" // jump Node's wall clock by JumpNS (may be negative); monotonic clock unaffected
 	FaultClockSkew FaultKind = "clock_skew" // Node's clocks run at rate (1 + SkewPPM/1e6)
 	FaultFsyncEIO  FaultKind = "fsync_eio"  // Node's next fsync (or disk op DiskOp if it is an fsync) fails with EIO
+	// FaultKill is a process death on a live machine (OOM killer, SIGKILL): the page
+	// cache survives (nothing unsynced is lost) and the kernel closes the node's sockets
+	// (FIN, or RST where received data was unread). Always idle: a process dies between
+	// system calls. Restart after RestartNS (0: never), like a crash.
+	FaultKill FaultKind = "kill"
 	// FaultSplit is a group partition: the nodes fall into Groups (two or more), every
 	// link between two groups is cut both ways for DurationNS, and links inside a group
 	// stay. Node is the first node of the first group (the smallest), for the trace.
@@ -95,6 +100,10 @@ func (f Fault) String() string {
 		if f.DiskOp > 0 {
 			fmt.Fprintf(&b, " at disk op #%d", f.DiskOp)
 		}
+	case FaultKill:
+		if f.RestartNS > 0 {
+			fmt.Fprintf(&b, ", restart at %s", FormatDuration(f.AtNS+f.RestartNS))
+		}
 	case FaultSplit:
 		// "1.2s split n1 into n1,n2 | n3,n4,n5 for 800ms": the node is the first of the
 		// first group, so the line names every side.
@@ -106,9 +115,12 @@ func (f Fault) String() string {
 // Validate checks a fault read from a plan file.
 func (f Fault) Validate() error {
 	switch f.Kind {
-	case FaultCrash, FaultPartition, FaultLatency, FaultReset, FaultPause, FaultClockJump, FaultClockSkew, FaultFsyncEIO, FaultSplit:
+	case FaultCrash, FaultPartition, FaultLatency, FaultReset, FaultPause, FaultClockJump, FaultClockSkew, FaultFsyncEIO, FaultSplit, FaultKill:
 	default:
-		return fmt.Errorf("kind %q is not a fault kind (want crash, partition, split, latency, reset, pause, clock_jump, clock_skew or fsync_eio)", f.Kind)
+		return fmt.Errorf("kind %q is not a fault kind (want crash, kill, partition, split, latency, reset, pause, clock_jump, clock_skew or fsync_eio)", f.Kind)
+	}
+	if f.Kind == FaultKill && (f.DiskOp > 0 || f.MidOp) {
+		return fmt.Errorf("a kill happens between system calls: disk_op and mid_op are for a crash")
 	}
 	if f.Node == "" {
 		return fmt.Errorf("node is required")

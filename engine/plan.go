@@ -83,6 +83,12 @@ func generatePlan(cfg *Config, seed uint64, from int64, nodes []*node) *FaultPla
 				DurationNS: int64(r.ExpFloat64() * float64(f.PartitionDuration))}, true
 		})
 	}
+	// Process deaths, last for the same reason.
+	if len(servers) > 0 {
+		poisson(f.KillPerSec, func(at int64) (Fault, bool) {
+			return Fault{AtNS: at, Kind: FaultKill, Node: pick(servers), RestartNS: jitter(f.RestartDelay)}, true
+		})
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].AtNS < out[j].AtNS })
 	if len(out) > maxFaults {
 		out = out[:maxFaults]
@@ -217,7 +223,7 @@ func (w *world) applyFault(f Fault) {
 		w.applied = append(w.applied, f)
 		inc := n.inc
 		w.tracef("fault", "crash %s (idle)", inc.label)
-		w.kill(inc, true)
+		w.kill(inc, deathPower)
 		w.crashed(n, f, w.crashRand(n.name, f.AtNS))
 	case FaultPartition:
 		w.applied = append(w.applied, f)
@@ -256,6 +262,21 @@ func (w *world) applyFault(f Fault) {
 		w.applied = append(w.applied, f)
 		n.setSkew(w.now, f.SkewPPM)
 		w.tracef("fault", "clock of %s drifts %+dppm", n.name, f.SkewPPM)
+	case FaultKill:
+		if n.inc == nil || n.inc.state == incDone {
+			return // already down: nothing to kill
+		}
+		w.applied = append(w.applied, f)
+		inc := n.inc
+		w.tracef("fault", "kill %s (process death: the page cache survives, the kernel closes its sockets)", inc.label)
+		w.kill(inc, deathProcess)
+		if f.RestartNS > 0 {
+			w.schedule(w.now+f.RestartNS, func() {
+				if n.inc == nil && !w.done {
+					w.start(n)
+				}
+			})
+		}
 	case FaultSplit:
 		w.applied = append(w.applied, f)
 		w.tracef("fault", "split %s for %s", f.groupsText(), FormatDuration(f.DurationNS))

@@ -133,7 +133,9 @@ type incarnation struct {
 	state  incState
 	resume chan struct{}
 	killed bool // the host is stopping it: the next host call exits
-	crash  bool // stopped by a crash fault (as opposed to the end of the run)
+	crash  bool // stopped by a crash fault: a power loss (as opposed to the end of the run)
+	// procKill: stopped by a kill fault, a process death on a live machine (see kill).
+	procKill bool
 	exited bool
 	code   uint32
 	errMsg string

@@ -306,7 +306,7 @@ func newTimeline(g Group) *timeline {
 // faultSpan is how long a fault lasts on its node's lane.
 func faultSpan(f engine.Fault) int64 {
 	switch f.Kind {
-	case engine.FaultCrash:
+	case engine.FaultCrash, engine.FaultKill:
 		return f.RestartNS
 	case engine.FaultPartition, engine.FaultLatency, engine.FaultPause, engine.FaultSplit:
 		return f.DurationNS
@@ -333,6 +333,8 @@ func faultClass(f engine.Fault) string {
 		return string(f.Kind)
 	case engine.FaultSplit:
 		return "partition" // a group partition is drawn like one
+	case engine.FaultKill:
+		return "crash" // a process death is drawn like a power loss
 	}
 	return "other"
 }

@@ -41,6 +41,7 @@ type Sock struct {
 	closed      bool   // the owner closed it (an orphan until its data and FIN are sent)
 	rdClosed    bool   // shut down for reading: once rbuf is empty, reads return EOF at once
 	linger0     bool   // SO_LINGER on with a zero timeout: close aborts (RST) instead of FIN
+	vanished    bool   // lost in its machine's power loss: no segment was sent for it
 
 	sndq     []byte // written, not yet on the link
 	inflight int    // bytes on the link, not yet in the peer's receive buffer
@@ -355,6 +356,12 @@ func (nw *Network) reset(s *Sock, local bool) {
 	}
 	nw.abort(s)
 	s.closed = true
+}
+
+// vanish forgets a connection end in a power loss: no segment goes out.
+func (s *Sock) vanish() {
+	s.vanished, s.dead, s.closed = true, true, true
+	s.sndq, s.rbuf = nil, nil
 }
 
 // LocalAddr is the socket's own address, "node:port".

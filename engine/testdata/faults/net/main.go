@@ -2,7 +2,8 @@
 // answers "ping N" with "pong N" on :7000 (and, with -heartbeat, also sends "hb N" on
 // every connection at that interval). As -role=client it is the workload: it pings the
 // -targets in turn and prints each round trip, or counts heartbeats, reconnecting after
-// errors, which it names by errno ("reset", "refused"), and exits 0 when done.
+// errors, which it names by errno ("reset", "refused"), and exits 0 when done. A server
+// with -exit-at N exits (code 3) when ping N arrives, in its first life only.
 //
 // The ordering tests use two more roles: -role=sink accepts connections and prints, after
 // every read, what the connection delivered so far as runs of bytes ("read A1000 B10",
@@ -33,6 +34,7 @@ func main() {
 	every := flag.Duration("every", 20*time.Millisecond, "client: pause between pings")
 	hb := flag.Duration("heartbeat", 0, "server: send a heartbeat at this interval; client: count heartbeats")
 	logPings := flag.Bool("log", false, "server: print every ping received")
+	exitAt := flag.Int("exit-at", -1, "server: exit with code 3 on receiving this ping, in the first incarnation")
 	disk := flag.Bool("disk", false, "server: append every ping to /log and fsync it")
 	pre := flag.Int("pre", 1000, "burst: bytes of 'A' written first")
 	post := flag.Int("post", 10, "burst: bytes of 'B' written after -gap")
@@ -50,7 +52,10 @@ func main() {
 		return
 	}
 	if *role == "server" {
-		serve(*hb, *logPings, *disk)
+		if os.Getenv("SEEDFALL_INCARNATION") != "1" {
+			*exitAt = -1
+		}
+		serve(*hb, *logPings, *disk, *exitAt)
 		return
 	}
 	if *hb > 0 {
@@ -60,7 +65,7 @@ func main() {
 	ping(strings.Split(*targets, ","), *n, *every)
 }
 
-func serve(hb time.Duration, logPings, disk bool) {
+func serve(hb time.Duration, logPings, disk bool, exitAt int) {
 	var log *os.File
 	if disk {
 		var err error
@@ -99,6 +104,10 @@ func serve(hb time.Duration, logPings, disk bool) {
 				line := r.Text()
 				if logPings {
 					fmt.Println("got", line)
+				}
+				if line == fmt.Sprintf("ping %d", exitAt) {
+					fmt.Println("exiting on", line)
+					os.Exit(3)
 				}
 				if log != nil {
 					log.WriteString(line + "\n")
