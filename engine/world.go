@@ -136,9 +136,9 @@ type incarnation struct {
 	crash  bool // stopped by a crash fault: a power loss (as opposed to the end of the run)
 	// procKill: stopped by a kill fault, a process death on a live machine (see kill).
 	procKill bool
-	exited bool
-	code   uint32
-	errMsg string
+	exited   bool
+	code     uint32
+	errMsg   string
 
 	wakeGen  uint64
 	deadline int64 // blocked: wake at this virtual time (-1: none)
