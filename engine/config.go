@@ -190,6 +190,10 @@ type FaultConfig struct {
 	ClockJump       Duration `json:"clock_jump,omitempty"`
 	// ClockSkewPPM gives each node a clock drift drawn from ±ClockSkewPPM.
 	ClockSkewPPM int64 `json:"clock_skew_ppm,omitempty"`
+	// StartOn is when the generated faults start: "time" (the default) at StartAfter,
+	// or "setup_complete" when the workload says its setup is done (sim.SetupComplete
+	// or the Antithesis SDK's lifecycle.SetupComplete), StartAfter later.
+	StartOn string `json:"start_on,omitempty"`
 	// StartAfter delays the first fault (default 50ms), so nodes can start.
 	StartAfter Duration `json:"start_after,omitempty"`
 	// MaxFaults caps the faults in one generated plan (default 64 when absent; an
@@ -369,6 +373,9 @@ func (c *Config) validate() error {
 		if p.v < 0 || p.v > 1 {
 			return fmt.Errorf("field faults.%s: %v is not a probability (0 to 1)", p.name, p.v)
 		}
+	}
+	if err := validateStartOn(f.StartOn); err != nil {
+		return err
 	}
 	if err := f.FsyncEIO.validate("faults.fsync_eio", syncOpKinds); err != nil {
 		return err

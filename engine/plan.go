@@ -150,9 +150,12 @@ func clockSkews(cfg *Config, seed uint64, nodes []*node) {
 // from the seed.
 func (w *world) installPlan() {
 	var plan *FaultPlan
-	if w.opt.plan != nil {
+	switch {
+	case w.opt.plan != nil:
 		plan = w.opt.plan
-	} else {
+	case w.awaitsSetup():
+		plan = &FaultPlan{Faults: []Fault{}} // drawn at the setup signal (sdk_lifecycle.go)
+	default:
 		plan = generatePlan(w.cfg, w.seed, 0, w.nodes)
 	}
 	clockSkews(w.cfg, w.seed, w.nodes)
@@ -208,6 +211,9 @@ func (w *world) rescheduleFaults(fs []Fault) {
 func (w *world) applyFault(f Fault) {
 	n := w.byName[f.Node]
 	f.AtNS = w.now
+	if w.quiet(f) {
+		return
+	}
 	switch f.Kind {
 	case FaultCrash:
 		if n.inc == nil || n.inc.state == incDone {

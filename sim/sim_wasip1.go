@@ -29,6 +29,12 @@ func hostAssert(kind, cond uint32, msg unsafe.Pointer, msgLen uint32, details un
 //go:wasmimport seedfall op_call
 func opCall(client uint32, input unsafe.Pointer, inputLen uint32, idOut unsafe.Pointer) uint32
 
+//go:wasmimport seedfall setup_complete
+func hostSetupComplete(details unsafe.Pointer, detailsLen uint32) uint32
+
+//go:wasmimport seedfall stop_faults
+func hostStopFaults(ns int64) uint32
+
 //go:wasmimport seedfall op_return
 func opReturnHost(id uint32, output unsafe.Pointer, outputLen uint32) uint32
 
@@ -158,3 +164,7 @@ func opReturn(id uint32, output any) {
 	out := encode(output)
 	opReturnHost(id, bytesPtr(out), uint32(len(out)))
 }
+
+func setupComplete(details []byte) { hostSetupComplete(bytesPtr(details), uint32(len(details))) }
+
+func stopFaults(d time.Duration) { hostStopFaults(int64(d)) }
