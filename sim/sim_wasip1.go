@@ -10,7 +10,7 @@ import (
 	"unsafe"
 )
 
-// The seedfall host module (docs/ABI.md). Every parameter is an i32 (unsafe.Pointer is
+// The seedfall host module (docs/ABI.md). Every parameter but stop_faults' is an i32 (unsafe.Pointer is
 // passed as an i32 address into linear memory, and unlike a uintptr it keeps the Go
 // compiler aware that the pointee is in use) and every function returns a WASI errno.
 
