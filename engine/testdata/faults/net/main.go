@@ -32,6 +32,7 @@ func main() {
 	targets := flag.String("targets", "server:7000", "client: comma-separated addresses to ping in turn")
 	n := flag.Int("n", 20, "client: pings (or heartbeats) before exiting")
 	every := flag.Duration("every", 20*time.Millisecond, "client: pause between pings")
+	timeout := flag.Duration("timeout", 2*time.Second, "client: give up on an answer after this long and reconnect")
 	hb := flag.Duration("heartbeat", 0, "server: send a heartbeat at this interval; client: count heartbeats")
 	logPings := flag.Bool("log", false, "server: print every ping received")
 	exitAt := flag.Int("exit-at", -1, "server: exit with code 3 on receiving this ping, in the first incarnation")
@@ -62,7 +63,7 @@ func main() {
 		heartbeats(*targets, *n, *hb)
 		return
 	}
-	ping(strings.Split(*targets, ","), *n, *every)
+	ping(strings.Split(*targets, ","), *n, *every, *timeout)
 }
 
 func serve(hb time.Duration, logPings, disk bool, exitAt int) {
@@ -132,6 +133,8 @@ func classify(err error) string {
 		return "refused"
 	case errors.Is(err, syscall.EPIPE):
 		return "broken pipe"
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return "timeout"
 	}
 	return "error " + err.Error()
 }
@@ -161,7 +164,10 @@ func (p *peer) drop(what string, err error) {
 	p.c = nil
 }
 
-func ping(addrs []string, n int, every time.Duration) {
+// ping pings each address in turn. An answer that does not come within timeout drops
+// the connection: a server that lost power leaves it half-open, and a client that read
+// without a deadline would wait for ever (a liveness bug of the client, not the server).
+func ping(addrs []string, n int, every, timeout time.Duration) {
 	peers := make([]*peer, len(addrs))
 	for i, a := range addrs {
 		peers[i] = &peer{addr: a}
@@ -177,6 +183,7 @@ func ping(addrs []string, n int, every time.Duration) {
 			p.drop("write", err)
 			continue
 		}
+		p.c.SetReadDeadline(start.Add(timeout))
 		line, err := p.r.ReadString('\n')
 		if err != nil {
 			p.drop("read", err)
