@@ -49,7 +49,11 @@ func (w *world) setupComplete(inc *incarnation, details string) {
 	if !w.awaitsSetup() {
 		return
 	}
-	plan := generatePlan(w.cfg, w.seed, w.now+int64(w.cfg.Faults.StartAfter), w.nodes)
+	seed := w.seed
+	if w.reseeded {
+		seed = w.opt.futureSeed // a future that cause re-randomized draws its own plan
+	}
+	plan := generatePlan(w.cfg, seed, w.now+int64(w.cfg.Faults.StartAfter), w.nodes)
 	w.tracef("world", "faults start (start_on setup_complete): %d planned", len(plan.Faults))
 	w.planned = append(w.planned, plan.Faults...)
 	w.rescheduleFaults(plan.Faults)
