@@ -182,6 +182,20 @@ func simplifications(f Fault) []Fault {
 			g.Build = BuildOld
 			out = append(out, g)
 		}
+	case FaultSplit:
+		// A split into three groups first becomes two (the last two merged), then it
+		// shortens like any partition.
+		if len(f.Groups) > 2 {
+			g := f
+			g.Groups = append(append([][]string(nil), f.Groups[:len(f.Groups)-2]...),
+				append(append([]string(nil), f.Groups[len(f.Groups)-2]...), f.Groups[len(f.Groups)-1]...))
+			out = append(out, g)
+		}
+		if f.DurationNS > int64(time.Millisecond) {
+			g := f
+			g.DurationNS = f.DurationNS / 2
+			out = append(out, g)
+		}
 	case FaultPartition, FaultPause, FaultLatency:
 		if f.DurationNS > int64(time.Millisecond) {
 			g := f
@@ -212,8 +226,8 @@ func without(chunks [][]Fault, skip int) []Fault {
 }
 
 // renumber fixes the incarnation of each fault pinned to a disk op after faults were
-// dropped: a node's k-th life comes after k-1 crashes that restart it, so without an
-// earlier crash "disk op #55 of server#2" becomes "disk op #55 of server#1".
+// dropped: a node's k-th life comes after k-1 crashes or kills that restart it, so
+// without an earlier crash "disk op #55 of server#2" becomes "disk op #55 of server#1".
 func renumber(fs []Fault) []Fault {
 	out := make([]Fault, len(fs))
 	crashes := map[string]int{}
@@ -221,7 +235,7 @@ func renumber(fs []Fault) []Fault {
 		if f.DiskOp > 0 && (f.Kind == FaultCrash || f.Kind == FaultFsyncEIO) {
 			f.Incarnation = crashes[f.Node] + 1
 		}
-		if f.Kind == FaultCrash && f.RestartNS > 0 {
+		if (f.Kind == FaultCrash || f.Kind == FaultKill) && f.RestartNS > 0 {
 			crashes[f.Node]++
 		}
 		out[i] = f

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -12,7 +13,7 @@ type FaultKind string
 // Fault kinds. A fault plan is data: a list of Faults, generated from the seed and the
 // config's rates or read from a file, and replayed exactly.
 const (
-	FaultCrash     FaultKind = "crash"      // kill the node (idle, or during disk op DiskOp); restart after RestartNS (0: never)
+	FaultCrash     FaultKind = "crash"      // power loss of the node (idle, or during disk op DiskOp); restart after RestartNS (0: never)
 	FaultPartition FaultKind = "partition"  // cut links between Node and Peers (both ways unless OneWay) for DurationNS
 	FaultLatency   FaultKind = "latency"    // add LatencyNS to every link of Node for DurationNS
 	FaultReset     FaultKind = "reset"      // reset every open connection of Node
@@ -20,6 +21,15 @@ const (
 	FaultClockJump FaultKind = "clock_jump" // jump Node's wall clock by JumpNS (may be negative); monotonic clock unaffected
 	FaultClockSkew FaultKind = "clock_skew" // Node's clocks run at rate (1 + SkewPPM/1e6)
 	FaultFsyncEIO  FaultKind = "fsync_eio"  // Node's next fsync (or disk op DiskOp if it is an fsync) fails with EIO
+	// FaultKill is a process death on a live machine (OOM killer, SIGKILL): the page
+	// cache survives (nothing unsynced is lost) and the kernel closes the node's sockets
+	// (FIN, or RST where received data was unread). Always idle: a process dies between
+	// system calls. Restart after RestartNS (0: never), like a crash.
+	FaultKill FaultKind = "kill"
+	// FaultSplit is a group partition: the nodes fall into Groups (two or more), every
+	// link between two groups is cut both ways for DurationNS, and links inside a group
+	// stay. Node is the first node of the first group (the smallest), for the trace.
+	FaultSplit FaultKind = "split"
 )
 
 // Fault is one planned fault. A fault fires at virtual time AtNS, or, when DiskOp > 0,
@@ -44,6 +54,8 @@ type Fault struct {
 	LatencyNS  int64    `json:"latency_ns,omitempty"`
 	JumpNS     int64    `json:"jump_ns,omitempty"`
 	SkewPPM    int64    `json:"skew_ppm,omitempty"`
+	// Groups are the sides of a split (FaultSplit), each a list of node names.
+	Groups [][]string `json:"groups,omitempty"`
 	// Where is filled in when the fault fired during a disk op: the op and the guest's
 	// source location, e.g. "write server/log.go:88".
 	Where string `json:"where,omitempty"`
@@ -117,6 +129,14 @@ func (f Fault) String() string {
 		if f.DiskOp > 0 {
 			fmt.Fprintf(&b, " at disk op #%d", f.DiskOp)
 		}
+	case FaultKill:
+		if f.RestartNS > 0 {
+			fmt.Fprintf(&b, ", restart at %s", FormatDuration(f.AtNS+f.RestartNS))
+		}
+	case FaultSplit:
+		// "1.2s split n1 into n1,n2 | n3,n4,n5 for 800ms": the node is the first of the
+		// first group, so the line names every side.
+		fmt.Fprintf(&b, " into %s for %s", f.groupsText(), FormatDuration(f.DurationNS))
 	}
 	return b.String()
 }
@@ -124,9 +144,12 @@ func (f Fault) String() string {
 // Validate checks a fault read from a plan file.
 func (f Fault) Validate() error {
 	switch f.Kind {
-	case FaultCrash, FaultPartition, FaultLatency, FaultReset, FaultPause, FaultClockJump, FaultClockSkew, FaultFsyncEIO:
+	case FaultCrash, FaultPartition, FaultLatency, FaultReset, FaultPause, FaultClockJump, FaultClockSkew, FaultFsyncEIO, FaultSplit, FaultKill:
 	default:
-		return fmt.Errorf("kind %q is not a fault kind (want crash, partition, latency, reset, pause, clock_jump, clock_skew or fsync_eio)", f.Kind)
+		return fmt.Errorf("kind %q is not a fault kind (want crash, kill, partition, split, latency, reset, pause, clock_jump, clock_skew or fsync_eio)", f.Kind)
+	}
+	if f.Kind == FaultKill && (f.DiskOp > 0 || f.MidOp) {
+		return fmt.Errorf("a kill happens between system calls: disk_op and mid_op are for a crash")
 	}
 	if f.Node == "" {
 		return fmt.Errorf("node is required")
@@ -140,5 +163,47 @@ func (f Fault) Validate() error {
 	if f.Kind == FaultPartition && len(f.Peers) == 0 {
 		return fmt.Errorf("a partition needs peers")
 	}
+	if f.Kind == FaultSplit {
+		return f.validateGroups()
+	}
+	if len(f.Groups) > 0 {
+		return fmt.Errorf("groups are for a split, not a %s", f.Kind)
+	}
 	return nil
+}
+
+// validateGroups checks a split's groups: at least two, none empty, no node twice, and
+// the fault's node in the first group.
+func (f Fault) validateGroups() error {
+	if len(f.Groups) < 2 {
+		return fmt.Errorf("a split needs at least two groups, got %d", len(f.Groups))
+	}
+	seen := map[string]bool{}
+	for i, g := range f.Groups {
+		if len(g) == 0 {
+			return fmt.Errorf("groups[%d] is empty", i)
+		}
+		for _, n := range g {
+			if n == "" {
+				return fmt.Errorf("groups[%d] has an empty node name", i)
+			}
+			if seen[n] {
+				return fmt.Errorf("node %q is in two groups", n)
+			}
+			seen[n] = true
+		}
+	}
+	if !slices.Contains(f.Groups[0], f.Node) {
+		return fmt.Errorf("node %q is not in groups[0] (a split names the first node of its first group)", f.Node)
+	}
+	return nil
+}
+
+// groupsText renders a split's groups as "n1,n2 | n3,n4,n5".
+func (f Fault) groupsText() string {
+	parts := make([]string, len(f.Groups))
+	for i, g := range f.Groups {
+		parts[i] = strings.Join(g, ",")
+	}
+	return strings.Join(parts, " | ")
 }

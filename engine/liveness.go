@@ -58,9 +58,9 @@ func (l LivenessConfig) validate(horizon Duration) error {
 // partition, the end of a pause or latency spike; the fault itself for the rest.
 func faultEnd(f Fault) int64 {
 	switch f.Kind {
-	case FaultCrash:
+	case FaultCrash, FaultKill:
 		return f.AtNS + f.RestartNS
-	case FaultPartition, FaultPause, FaultLatency:
+	case FaultPartition, FaultPause, FaultLatency, FaultSplit:
 		return f.AtNS + f.DurationNS
 	}
 	return f.AtNS

@@ -68,6 +68,10 @@ type world struct {
 	watchdogHit bool
 	// quietGen numbers the quiet-period checks: a check of an older generation is stale.
 	quietGen int
+	// setupDone: the workload said its setup is complete; quietUntil: faults due before
+	// this virtual time are dropped (the workload's quiet period). See sdk_lifecycle.go.
+	setupDone  bool
+	quietUntil int64
 	// steps counts the world loop's iterations (events fired, switches), for the
 	// watchdog's monitor; stuck says what it found when it closed stuckCh.
 	steps     atomic.Int64
@@ -138,10 +142,15 @@ type incarnation struct {
 	state  incState
 	resume chan struct{}
 	killed bool // the host is stopping it: the next host call exits
-	crash  bool // stopped by a crash fault (as opposed to the end of the run)
-	exited bool
-	code   uint32
-	errMsg string
+	crash  bool // stopped by a crash fault: a power loss (as opposed to the end of the run)
+	// procKill: stopped by a kill fault, a process death on a live machine (see kill).
+	procKill bool
+	// sdkWrote: the op in progress writes the Antithesis SDK's output file, which the
+	// host reads for its setup-complete line when it ends (sdk_lifecycle.go).
+	sdkWrote bool
+	exited   bool
+	code     uint32
+	errMsg   string
 
 	wakeGen  uint64
 	deadline int64 // blocked: wake at this virtual time (-1: none)

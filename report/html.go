@@ -310,9 +310,9 @@ func newTimeline(g Group) *timeline {
 // faultSpan is how long a fault lasts on its node's lane.
 func faultSpan(f engine.Fault) int64 {
 	switch f.Kind {
-	case engine.FaultCrash:
+	case engine.FaultCrash, engine.FaultKill:
 		return f.RestartNS
-	case engine.FaultPartition, engine.FaultLatency, engine.FaultPause:
+	case engine.FaultPartition, engine.FaultLatency, engine.FaultPause, engine.FaultSplit:
 		return f.DurationNS
 	}
 	return 0
@@ -335,6 +335,10 @@ func faultClass(f engine.Fault) string {
 	case engine.FaultPartition, engine.FaultLatency, engine.FaultReset, engine.FaultPause,
 		engine.FaultClockJump, engine.FaultClockSkew, engine.FaultFsyncEIO:
 		return string(f.Kind)
+	case engine.FaultSplit:
+		return "partition" // a group partition is drawn like one
+	case engine.FaultKill:
+		return "crash" // a process death is drawn like a power loss
 	}
 	return "other"
 }

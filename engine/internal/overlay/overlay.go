@@ -25,6 +25,7 @@ const GoVersion = "go1.26"
 // instead of replacing one).
 var Replaced = []string{
 	"fd_fake.go",
+	"interface_stub.go",
 	"lookup_unix.go",
 	"net_fake.go",
 	"sockopt_fake.go",
