@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
@@ -14,11 +15,15 @@ import (
 // the module as it is, with the plain mmap allocator; imageErr says why.
 func (s *Sim) compileNode(ctx context.Context, data []byte, plain bool) (m wazero.CompiledModule, alloc experimental.MemoryAllocator, imageErr, err error) {
 	if !plain {
+		t0 := time.Now()
 		img, ierr := buildImage(data)
 		if ierr == nil {
 			a, closer, aerr := imageMemoryAllocator(img)
+			s.ImageTime += time.Since(t0)
 			if aerr == nil {
+				t1 := time.Now()
 				m, cerr := s.rt.CompileModule(ctx, img.wasm)
+				s.WazeroTime += time.Since(t1)
 				if cerr == nil {
 					s.closers = append(s.closers, closer)
 					return m, a, nil, nil
@@ -31,7 +36,9 @@ func (s *Sim) compileNode(ctx context.Context, data []byte, plain bool) (m wazer
 		}
 		imageErr = ierr
 	}
+	t1 := time.Now()
 	m, err = s.rt.CompileModule(ctx, data)
+	s.WazeroTime += time.Since(t1)
 	return m, memoryAllocator(), imageErr, err
 }
 

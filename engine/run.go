@@ -40,8 +40,12 @@ type Sim struct {
 	unsafeHostClock bool
 	nodeIPs         map[string]string // fake IP -> node name, as the net overlay assigns them
 	coverMetas      coverMetaCache    // coverage meta-data files written by this process
-	// Timings of preparation, for benchmarks.
-	BuildTime, CompileTime time.Duration
+	// Timings of preparation, for benchmarks and SEEDFALL_TIMINGS: BuildTime builds (or
+	// finds) the modules; CompileTime is the rest, of which ImageTime made the memory
+	// images, WazeroTime compiled (or loaded the compiled) modules and LocTime read the
+	// source location tables.
+	BuildTime, CompileTime         time.Duration
+	ImageTime, WazeroTime, LocTime time.Duration
 }
 
 // PrepareOptions tune Prepare.
@@ -131,6 +135,7 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 			s.antithesis = true
 		}
 		m, alloc, imageErr, err := s.compileNode(ctx, data, opt.PlainInstantiate)
+		tl := time.Now()
 		if err != nil {
 			s.Close()
 			return nil, fmt.Errorf("compile node %q: %w", nodes[i].Name, err)
@@ -144,6 +149,7 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 			opt.Progress(fmt.Sprintf("node %s: no source locations: %v", nodes[i].Name, lerr))
 		}
 		s.locs = append(s.locs, loc)
+		s.LocTime += time.Since(tl)
 	}
 	s.CompileTime = time.Since(t1)
 	return s, nil
