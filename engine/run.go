@@ -1,13 +1,13 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -125,13 +125,26 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 		s.rt.Close(ctx)
 		return nil, fmt.Errorf("host modules: %w", err)
 	}
+	// Nodes that share a build (three replicas of one server) share its compiled module,
+	// memory image and source locations: compiling the same module again would decode and
+	// validate it again.
+	first := map[string]int{}
 	for i, p := range s.wasmPaths {
+		if j, ok := first[p]; ok {
+			s.modules = append(s.modules, s.modules[j])
+			s.allocs = append(s.allocs, s.allocs[j])
+			s.imageErrs = append(s.imageErrs, s.imageErrs[j])
+			s.wasmHashes = append(s.wasmHashes, s.wasmHashes[j])
+			s.locs = append(s.locs, s.locs[j])
+			continue
+		}
+		first[p] = i
 		data, err := os.ReadFile(p)
 		if err != nil {
 			s.rt.Close(ctx)
 			return nil, err
 		}
-		if strings.Contains(string(data), "ANTITHESIS_SDK_LOCAL_OUTPUT") {
+		if bytes.Contains(data, []byte("ANTITHESIS_SDK_LOCAL_OUTPUT")) {
 			s.antithesis = true
 		}
 		m, alloc, imageErr, err := s.compileNode(ctx, data, opt.PlainInstantiate)
