@@ -36,8 +36,8 @@ import (
 //   - every file of the main module's tree, of each directory a go.mod replace points
 //     at, and of go.work and each of its use directories: by content, so that touching
 //     a file without changing it does not rebuild. Nested modules, directories whose
-//     names start with "." and files over largeFile (hashed by size and modification
-//     time instead) are the exceptions.
+//     names start with "." and _test.go files (which go build does not read) are left
+//     out, and files over largeFile are hashed by size and modification time instead.
 //
 // Dependencies in the module cache are immutable and named by go.mod and go.sum, which
 // are hashed. Editing the toolchain's GOROOT in place is not noticed.
@@ -279,6 +279,8 @@ func hashTree(h hash.Hash, root string) error {
 		case d.Type()&fs.ModeSymlink != 0:
 			target, _ := os.Readlink(p)
 			fmt.Fprintf(h, "link %s -> %s\n", rel, target)
+		case strings.HasSuffix(d.Name(), "_test.go"):
+			// go build never reads a test file.
 		case d.Type().IsRegular():
 			info, err := d.Info()
 			if err != nil {

@@ -79,8 +79,10 @@ func TestBuildSkippedWhenInputsUnchanged(t *testing.T) {
 	if _, ran := build(tagged); !ran {
 		t.Fatal("new tags did not run go build")
 	}
-	// Negative control: a file outside the module and its replacements changes nothing.
+	// Negative controls: a file outside the module and its replacements, and a test
+	// file, change nothing.
 	write(filepath.Join(root, "elsewhere", "x.go"), "package x\n")
+	write(filepath.Join(mod, "main_test.go"), "package main\n")
 	if _, ran := build(tagged); ran {
 		t.Fatal("a file outside the build's inputs ran go build")
 	}
