@@ -19,13 +19,15 @@ func (s *Sim) compileNode(ctx context.Context, data []byte, plain bool) (m wazer
 		img, ierr := buildImage(data)
 		if ierr == nil {
 			a, closer, aerr := imageMemoryAllocator(img)
-			s.ImageTime += time.Since(t0)
+			s.addTime(&s.ImageTime, time.Since(t0))
 			if aerr == nil {
 				t1 := time.Now()
 				m, cerr := s.rt.CompileModule(ctx, img.wasm)
-				s.WazeroTime += time.Since(t1)
+				s.addTime(&s.WazeroTime, time.Since(t1))
 				if cerr == nil {
+					s.prepMu.Lock()
 					s.closers = append(s.closers, closer)
+					s.prepMu.Unlock()
 					return m, a, nil, nil
 				}
 				closer()
@@ -38,10 +40,17 @@ func (s *Sim) compileNode(ctx context.Context, data []byte, plain bool) (m wazer
 	}
 	t1 := time.Now()
 	m, err = s.rt.CompileModule(ctx, data)
-	s.WazeroTime += time.Since(t1)
+	s.addTime(&s.WazeroTime, time.Since(t1))
 	return m, memoryAllocator(), imageErr, err
 }
 
 // ImagePath reports, per module in AllNodes order, whether it instantiates from a memory
 // image (nil) or why not.
 func (s *Sim) ImagePath() []error { return s.imageErrs }
+
+// addTime adds d to one of the preparation timings; modules compile concurrently.
+func (s *Sim) addTime(t *time.Duration, d time.Duration) {
+	s.prepMu.Lock()
+	*t += d
+	s.prepMu.Unlock()
+}

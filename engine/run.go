@@ -46,6 +46,7 @@ type Sim struct {
 	// source location tables.
 	BuildTime, CompileTime         time.Duration
 	ImageTime, WazeroTime, LocTime time.Duration
+	prepMu                         sync.Mutex // closers and the timings while modules compile
 }
 
 // PrepareOptions tune Prepare.
@@ -129,40 +130,61 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 	// memory image and source locations: compiling the same module again would decode and
 	// validate it again.
 	first := map[string]int{}
+	type compiled struct {
+		m          wazero.CompiledModule
+		alloc      experimental.MemoryAllocator
+		imageErr   error
+		hash       string
+		loc        *goloc.Table
+		lerr, err  error
+		antithesis bool
+	}
+	out := make([]*compiled, len(s.wasmPaths))
+	var wg sync.WaitGroup
 	for i, p := range s.wasmPaths {
-		if j, ok := first[p]; ok {
-			s.modules = append(s.modules, s.modules[j])
-			s.allocs = append(s.allocs, s.allocs[j])
-			s.imageErrs = append(s.imageErrs, s.imageErrs[j])
-			s.wasmHashes = append(s.wasmHashes, s.wasmHashes[j])
-			s.locs = append(s.locs, s.locs[j])
+		if _, ok := first[p]; ok {
 			continue
 		}
 		first[p] = i
-		data, err := os.ReadFile(p)
-		if err != nil {
-			s.rt.Close(ctx)
-			return nil, err
-		}
-		if bytes.Contains(data, []byte("ANTITHESIS_SDK_LOCAL_OUTPUT")) {
-			s.antithesis = true
-		}
-		m, alloc, imageErr, err := s.compileNode(ctx, data, opt.PlainInstantiate)
-		tl := time.Now()
-		if err != nil {
+		c := &compiled{}
+		out[i] = c
+		// Distinct modules compile concurrently (a server and its client on two cores).
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			data, err := os.ReadFile(p)
+			if err != nil {
+				c.err = err
+				return
+			}
+			c.antithesis = bytes.Contains(data, []byte("ANTITHESIS_SDK_LOCAL_OUTPUT"))
+			c.m, c.alloc, c.imageErr, c.err = s.compileNode(ctx, data, opt.PlainInstantiate)
+			if c.err != nil {
+				c.err = fmt.Errorf("compile node %q: %w", nodes[i].Name, c.err)
+				return
+			}
+			c.hash = wasmHash(data)
+			tl := time.Now()
+			c.loc, c.lerr = goloc.Load(data)
+			s.addTime(&s.LocTime, time.Since(tl))
+		}()
+	}
+	wg.Wait()
+	for i, p := range s.wasmPaths {
+		c := out[first[p]]
+		if c.err != nil {
 			s.Close()
-			return nil, fmt.Errorf("compile node %q: %w", nodes[i].Name, err)
+			return nil, c.err
 		}
-		s.modules = append(s.modules, m)
-		s.allocs = append(s.allocs, alloc)
-		s.imageErrs = append(s.imageErrs, imageErr)
-		s.wasmHashes = append(s.wasmHashes, wasmHash(data))
-		loc, lerr := goloc.Load(data)
-		if lerr != nil && opt.Progress != nil {
-			opt.Progress(fmt.Sprintf("node %s: no source locations: %v", nodes[i].Name, lerr))
+		if out[i] != nil && c.lerr != nil && opt.Progress != nil {
+			opt.Progress(fmt.Sprintf("node %s: no source locations: %v", nodes[i].Name, c.lerr))
 		}
-		s.locs = append(s.locs, loc)
-		s.LocTime += time.Since(tl)
+		s.antithesis = s.antithesis || c.antithesis
+		s.modules = append(s.modules, c.m)
+		s.allocs = append(s.allocs, c.alloc)
+		s.imageErrs = append(s.imageErrs, c.imageErr)
+		s.wasmHashes = append(s.wasmHashes, c.hash)
+		s.locs = append(s.locs, c.loc)
 	}
 	s.CompileTime = time.Since(t1)
 	return s, nil
