@@ -25,18 +25,26 @@ type Env struct {
 	RunID       int64  // GITHUB_RUN_ID: orders baseline writes of concurrent runs
 	OutputPath  string // GITHUB_OUTPUT: step outputs; "" skips them
 	SummaryPath string // GITHUB_STEP_SUMMARY: job summary; "" skips it
+	// Workspace is GITHUB_WORKSPACE, the repository's root (/github/workspace in a
+	// container action): annotation paths are relative to it. "" means the current
+	// directory.
+	Workspace string
 
 	// HTTPClient talks to the REST API; nil means http.DefaultClient.
 	HTTPClient *http.Client
 	// Now reads the clock for the shrink budget only (never for anything that shapes a
 	// report's bytes); nil means time.Now.
 	Now func() time.Time
+	// Actions is GITHUB_ACTIONS=true: the run is a workflow step, whose report directory
+	// reaches the user as an artifact (replay commands name it by its base name).
+	Actions bool
 }
 
 // EnvFromGetenv reads Env from environment variables (os.Getenv in production).
 func EnvFromGetenv(getenv func(string) string) Env {
 	runID, _ := strconv.ParseInt(getenv("GITHUB_RUN_ID"), 10, 64)
 	return Env{
+		Actions:     getenv("GITHUB_ACTIONS") == "true",
 		EventName:   getenv("GITHUB_EVENT_NAME"),
 		EventPath:   getenv("GITHUB_EVENT_PATH"),
 		Repository:  getenv("GITHUB_REPOSITORY"),
@@ -47,6 +55,7 @@ func EnvFromGetenv(getenv func(string) string) Env {
 		RunID:       runID,
 		OutputPath:  getenv("GITHUB_OUTPUT"),
 		SummaryPath: getenv("GITHUB_STEP_SUMMARY"),
+		Workspace:   getenv("GITHUB_WORKSPACE"),
 	}
 }
 
@@ -80,6 +89,29 @@ type Event struct {
 	PR            int    // pull request number, 0 when not a pull request
 	DefaultBranch string // the repository's default branch, from the payload
 	Fork          bool   // a pull request from another repository (its token is read-only)
+	// WorkflowRun is set for a workflow_run event: the run whose results publish mode
+	// posts.
+	WorkflowRun *WorkflowRun
+}
+
+// WorkflowRun is what publish mode takes from a workflow_run event: the pull request
+// and head commit come from here, never from the artifact.
+type WorkflowRun struct {
+	ID         int64
+	Event      string // the triggering run's event: pull_request for a pull request's sweep
+	HeadSHA    string
+	HeadBranch string
+	HeadOwner  string // login of the head repository's owner (a fork's owner)
+	HTMLURL    string // the triggering run's page
+	// PRs are the pull requests GitHub lists for the run, with their head SHAs; empty
+	// for a pull request from a fork.
+	PRs []WorkflowRunPR
+}
+
+// WorkflowRunPR is one entry of workflow_run.pull_requests.
+type WorkflowRunPR struct {
+	Number  int
+	HeadSHA string
 }
 
 // WritesBaseline reports whether this event may write the baseline: a push to the
@@ -112,6 +144,24 @@ type eventPayload struct {
 		FullName      string `json:"full_name"`
 		DefaultBranch string `json:"default_branch"`
 	} `json:"repository"`
+	WorkflowRun *struct {
+		ID           int64  `json:"id"`
+		Event        string `json:"event"`
+		HeadSHA      string `json:"head_sha"`
+		HeadBranch   string `json:"head_branch"`
+		HTMLURL      string `json:"html_url"`
+		PullRequests []struct {
+			Number int `json:"number"`
+			Head   struct {
+				SHA string `json:"sha"`
+			} `json:"head"`
+		} `json:"pull_requests"`
+		HeadRepository *struct {
+			Owner struct {
+				Login string `json:"login"`
+			} `json:"owner"`
+		} `json:"head_repository"`
+	} `json:"workflow_run"`
 }
 
 // ReadEvent reads the event the run was triggered by. Without GITHUB_EVENT_PATH (a local
@@ -165,6 +215,20 @@ func ReadEvent(env Env) (Event, error) {
 		if hr := p.PullRequest.Head.Repo; hr != nil && p.Repository != nil && hr.FullName != p.Repository.FullName {
 			ev.Fork = true
 		}
+	case "workflow_run":
+		w := p.WorkflowRun
+		if w == nil {
+			return Event{}, fmt.Errorf("event file %s: workflow_run event without a workflow_run object", env.EventPath)
+		}
+		wr := &WorkflowRun{ID: w.ID, Event: w.Event, HeadSHA: w.HeadSHA, HeadBranch: w.HeadBranch, HTMLURL: w.HTMLURL}
+		if w.HeadRepository != nil {
+			wr.HeadOwner = w.HeadRepository.Owner.Login
+		}
+		for _, pr := range w.PullRequests {
+			wr.PRs = append(wr.PRs, WorkflowRunPR{Number: pr.Number, HeadSHA: pr.Head.SHA})
+		}
+		ev.WorkflowRun = wr
+		ev.SHA = w.HeadSHA
 	}
 	return ev, nil
 }

@@ -244,3 +244,62 @@ func shortSHA(sha string) string {
 	}
 	return sha
 }
+
+// CheckName is the name of the check run seedfall creates.
+const CheckName = "seedfall"
+
+// MaxAnnotationsPerRequest is GitHub's cap on annotations in one check-run request;
+// more are added by updating the run in batches of this size.
+const MaxAnnotationsPerRequest = 50
+
+// createCheckRun creates the completed "seedfall" check run on sha with the summary and
+// the annotations, the first MaxAnnotationsPerRequest with the creation and the rest
+// by updates of the same size. It returns the run's id.
+func createCheckRun(ctx context.Context, c *github.Client, owner, repo, sha, conclusion, title, summary, detailsURL string, ann []*github.CheckRunAnnotation) (int64, error) {
+	out := func(batch []*github.CheckRunAnnotation) *github.CheckRunOutput {
+		return &github.CheckRunOutput{Title: github.String(title), Summary: github.String(summary), Annotations: batch}
+	}
+	first := ann[:min(len(ann), MaxAnnotationsPerRequest)]
+	opts := github.CreateCheckRunOptions{
+		Name: CheckName, HeadSHA: sha, Status: github.String("completed"), Conclusion: github.String(conclusion),
+		Output: out(first),
+	}
+	if detailsURL != "" {
+		opts.DetailsURL = github.String(detailsURL)
+	}
+	cr, _, err := c.Checks.CreateCheckRun(ctx, owner, repo, opts)
+	if err != nil {
+		return 0, fmt.Errorf("create check run on %s: %w", shortSHA(sha), err)
+	}
+	for i := len(first); i < len(ann); i += MaxAnnotationsPerRequest {
+		batch := ann[i:min(len(ann), i+MaxAnnotationsPerRequest)]
+		if _, _, err := c.Checks.UpdateCheckRun(ctx, owner, repo, cr.GetID(), github.UpdateCheckRunOptions{Name: CheckName, Output: out(batch)}); err != nil {
+			return cr.GetID(), fmt.Errorf("add annotations %d-%d to check run %d: %w", i+1, i+len(batch), cr.GetID(), err)
+		}
+	}
+	return cr.GetID(), nil
+}
+
+// findPullRequest returns the number of the open pull request whose head is
+// headOwner:headBranch at sha, for a workflow_run event whose pull_requests list is
+// empty (GitHub leaves it empty for pull requests from forks).
+func findPullRequest(ctx context.Context, c *github.Client, owner, repo, headOwner, headBranch, sha string) (int, error) {
+	opts := &github.PullRequestListOptions{State: "open", Head: headOwner + ":" + headBranch, ListOptions: github.ListOptions{PerPage: 100}}
+	prs, _, err := c.PullRequests.List(ctx, owner, repo, opts)
+	if err != nil {
+		return 0, fmt.Errorf("look up the pull request of %s:%s: %w", headOwner, headBranch, err)
+	}
+	var found []int
+	for _, pr := range prs {
+		if pr.GetHead().GetSHA() == sha {
+			found = append(found, pr.GetNumber())
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return 0, fmt.Errorf("no open pull request from %s:%s has head %s (closed, or pushed to since the sweep)", headOwner, headBranch, shortSHA(sha))
+	}
+	return 0, fmt.Errorf("%d open pull requests from %s:%s have head %s", len(found), headOwner, headBranch, shortSHA(sha))
+}

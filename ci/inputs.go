@@ -2,8 +2,10 @@
 // the container action. It reads the action's inputs and the triggering event, sweeps
 // seeds through an Engine, groups failures by signature, compares them with a baseline
 // to label each new, known (still failing) or fixed, shrinks the new ones within a time
-// budget, renders the report, and publishes it: a sticky PR comment, a commit status,
-// the job summary, annotations and step outputs. On the default branch and on scheduled
+// budget, renders the report, and publishes it: a sticky PR comment, a check run with
+// file:line annotations (a commit status without checks: write), the job summary,
+// workflow-command annotations, step outputs, and the publish artifact that publish
+// mode (a workflow_run workflow, for fork pull requests) posts after validating it. On the default branch and on scheduled
 // runs it writes the baseline back with compare-and-swap, so concurrent runs lose
 // nothing.
 //
@@ -71,13 +73,16 @@ type Inputs struct {
 	Mutation string
 	// MutationSeeds are the seeds each mutant runs (input mutation-seeds, default "1-50").
 	MutationSeeds string
+	// Publish is the publish artifact (a directory holding ArtifactFile, or the file)
+	// that publish mode posts on a workflow_run event (input publish); "" sweeps.
+	Publish string
 	// Rendering, set by `seedfall report` (not an input), names the results file the
 	// run renders instead of sweeping.
 	Rendering string
 }
 
 // InputNames lists the action inputs, in action.yml order.
-var InputNames = []string{"config", "seeds", "mode", "shrink-budget", "baseline", "token", "comment", "fail-on", "shard", "mutation", "mutation-seeds"}
+var InputNames = []string{"config", "seeds", "mode", "shrink-budget", "baseline", "token", "comment", "fail-on", "shard", "mutation", "mutation-seeds", "publish"}
 
 // When durability mutation testing runs (input mutation).
 const (
@@ -178,7 +183,7 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 	defaults := map[string]string{
 		"config": "seedfall.json", "seeds": "1-500", "mode": ModeAuto, "shrink-budget": "2m",
 		"baseline": "", "token": "", "comment": "true", "fail-on": FailOnNew, "shard": "1/1", "out": DefaultOut,
-		"mutation": MutationOff, "mutation-seeds": "1-50",
+		"mutation": MutationOff, "mutation-seeds": "1-50", "publish": "",
 	}
 	usage := map[string]string{
 		"config":         "seedfall config file",
@@ -193,6 +198,7 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 		"out":            "directory for report.html, report.md, junit.xml and results.jsonl",
 		"mutation":       "off, deep or always: when durability mutation testing runs (deep: scheduled, manual and deep runs)",
 		"mutation-seeds": "seeds each mutant runs, e.g. 1-50",
+		"publish":        "publish mode: post the sweep artifact in `dir` (or file) on a workflow_run event, without sweeping",
 	}
 	vals := map[string]*string{}
 	for _, name := range append(append([]string(nil), InputNames...), "out") {
@@ -234,6 +240,7 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 
 		Mutation:      get("mutation"),
 		MutationSeeds: get("mutation-seeds"),
+		Publish:       get("publish"),
 	}
 	if in.Config == "" {
 		return Inputs{}, errors.New("input config: empty (want the path of a seedfall config, e.g. seedfall.json)")

@@ -139,6 +139,10 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		}
 	}
 
+	if r.in.Publish != "" {
+		return r.publishMode(ctx)
+	}
+
 	seeds, err := r.in.SeedList()
 	if err != nil {
 		return 0, err
@@ -183,7 +187,11 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	}
 	code := exitCode(r.in.FailOn, data.Summary)
 
-	r.publish(ctx, data)
+	if r.in.Rendering == "" {
+		// `seedfall report` renders files for a person at a terminal: no workflow
+		// commands (::error), no job summary, no PR comment.
+		r.publish(ctx, data)
+	}
 
 	if store != nil && writable && mode != ModePR && ev.WritesBaseline() {
 		next := nextBaseline(base, groups, fixed, results, ev.SHA, r.env.RunID)
@@ -203,8 +211,12 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		}
 	}
 	s := data.Summary
-	r.printf("seedfall ci: %d seeds: %d passed, %d failed; %d new, %d known, %d fixed: %s; report %s",
-		s.Total, s.Passed, s.Failed, s.New, s.Known, s.Fixed, s.Conclusion, filepath.Join(r.in.Out, ReportHTML))
+	who := "seedfall ci"
+	if r.in.Rendering != "" {
+		who = "seedfall report"
+	}
+	r.printf("%s: %d seeds: %d passed, %d failed; %d new, %d known, %d fixed: %s; report %s",
+		who, s.Total, s.Passed, s.Failed, s.New, s.Known, s.Fixed, s.Conclusion, filepath.Join(r.in.Out, ReportHTML))
 	return code, nil
 }
 
@@ -332,6 +344,9 @@ func (r *runner) shrink(ctx context.Context, groups []*group) {
 		return
 	}
 	if r.in.ShrinkBudget <= 0 {
+		if r.in.Rendering != "" {
+			return // `seedfall report` has no shrink budget to mention
+		}
 		for _, g := range todo {
 			g.note = "not shrunk: shrink-budget is 0"
 		}
@@ -356,6 +371,18 @@ func (r *runner) shrink(ctx context.Context, groups []*group) {
 			g.note = fmt.Sprintf("shrunk from %d to %d faults", len(g.rep().Faults), len(minimal))
 		}
 	}
+}
+
+// shrunkPlanRef is how a replay command names the shrunk plan of sig that writeFiles
+// saves: in Actions, under the report directory's base name, as its artifact unpacks;
+// elsewhere, under the report directory as given, which works from where the user ran
+// the command (an absolute -out stays absolute).
+func (r *runner) shrunkPlanRef(sig string) string {
+	dir := r.in.Out
+	if r.env.Actions {
+		dir = filepath.Base(dir)
+	}
+	return filepath.Join(dir, FaultsDir, sig+".json")
 }
 
 func (r *runner) replayCommand(seed uint64) string {
@@ -434,7 +461,7 @@ func (r *runner) buildData(results []engine.Result, groups []*group, fixed []str
 		if len(g.shrunk) > 0 && g.status == statusNew {
 			// The shrunk plan is saved with the report (see writeFiles), under the report
 			// directory as the artifact unpacks it: replay it exactly.
-			rg.Replay += " -faults " + filepath.Join(filepath.Base(r.in.Out), FaultsDir, g.sig+".json")
+			rg.Replay += " -faults " + r.shrunkPlanRef(g.sig)
 		}
 		if g.status == statusKnown {
 			rg.FirstSeen = g.entry.FirstSeen

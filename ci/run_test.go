@@ -212,8 +212,11 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("run 1: %d seedfall comments, want 1", len(got))
 	}
 	first := gh.MarkerComments(7, CommentMarker)[0]
-	if st := gh.LastStatus(t); st.State != "failure" || st.Context != "seedfall" || st.SHA != "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1" {
-		t.Errorf("run 1: status %+v, want failure on the PR head", st)
+	if st := gh.LastCheck(t); st.Conclusion != "failure" || st.Name != "seedfall" || st.HeadSHA != "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1" || !strings.Contains(st.Summary, buggySig(t)) {
+		t.Errorf("run 1: check run %+v, want failure on the PR head with the comment as summary", st)
+	}
+	if len(gh.Statuses()) != 0 {
+		t.Errorf("run 1: a commit status was set although the check run was created: %v", gh.Statuses())
 	}
 	if !strings.Contains(first.Body, "seedfall replay -c seedfall.json -seed 3") {
 		t.Errorf("run 1: comment lacks the replay command:\n%s", first.Body)
@@ -277,8 +280,8 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("run 3: exit %d, want 0", r3.code)
 	}
 	wantOutputs(t, "run 3", r3.outputs, "0", "0", "1", "success")
-	if st := gh.LastStatus(t); st.State != "success" || st.SHA != "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4" || !strings.Contains(st.Description, "1 fixed") {
-		t.Errorf("run 3: status %+v, want success with 1 fixed", st)
+	if st := gh.LastCheck(t); st.Conclusion != "success" || st.HeadSHA != "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4" || !strings.Contains(st.Title, "1 fixed") {
+		t.Errorf("run 3: check run %+v, want success with 1 fixed", st)
 	}
 	if cs := gh.MarkerComments(7, CommentMarker); len(cs) != 1 || !strings.Contains(cs[0].Body, "fixed") {
 		t.Errorf("run 3: comments %v", cs)
@@ -350,8 +353,11 @@ func TestAnnotationsCapped(t *testing.T) {
 // TestDeterministicFiles: the same sweep writes the same bytes.
 func TestDeterministicFiles(t *testing.T) {
 	var outs [2]map[string][]byte
+	// One -out for both runs: outside Actions the replay commands name the shrunk plans
+	// under -out as given, so a different directory is a different report.
+	dir := filepath.Join(t.TempDir(), "out")
 	for i := range outs {
-		dir := filepath.Join(t.TempDir(), "out")
+		os.RemoveAll(dir)
 		in := testInputs(t, "")
 		in.Out = dir
 		var stdout bytes.Buffer

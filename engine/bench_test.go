@@ -249,3 +249,36 @@ func BenchmarkKvlogRunProfiled(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkInterleaveKvlog is the cost of interleave: fixed kvlog with and without it
+// on its server, the same seed back to back (alternating, so that the machine's load
+// hits both alike). It reports the ratios of their total wall and CPU time (the
+// process's, user and system: the steadier measure on a loaded machine) and
+// interleave's choices per run. One iteration is one seed of each.
+func BenchmarkInterleaveKvlog(b *testing.B) {
+	off := benchSim(b, fixedKvlog)
+	on := benchSim(b, "../examples/kvlog/seedfall.fixed.interleave.json")
+	b.ResetTimer()
+	var wall, cpu [2]time.Duration
+	var picks int64
+	for i := 0; i < b.N; i++ {
+		seed := uint64(i + 1)
+		for side, s := range []*Sim{off, on} {
+			t0 := time.Now()
+			c0, _ := processCPU()
+			r := s.Run(context.Background(), seed, RunOptions{})
+			c1, _ := processCPU()
+			wall[side] += time.Since(t0)
+			cpu[side] += c1 - c0
+			if r.Verdict != VerdictPass {
+				b.Fatalf("seed %d: %s", seed, r)
+			}
+			picks += r.Stats.InterleavePicks
+		}
+	}
+	b.ReportMetric(float64(wall[1])/float64(wall[0]), "wall-on/off")
+	b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "cpu-on/off")
+	b.ReportMetric(float64(wall[0].Milliseconds())/float64(b.N), "off-wall-ms/seed")
+	b.ReportMetric(float64(wall[1].Milliseconds())/float64(b.N), "on-wall-ms/seed")
+	b.ReportMetric(float64(picks)/float64(b.N), "picks/run")
+}

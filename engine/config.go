@@ -105,6 +105,9 @@ type NodeConfig struct {
 	// NetOverlay builds the node with seedfall's wasip1 net package, so unmodified
 	// net.Listen, net.Dial and net/http use the simulated network.
 	NetOverlay bool `json:"net_overlay,omitempty"`
+	// Interleave builds the node with a Go runtime in which seedfall chooses, by seed,
+	// which ready goroutine runs next (docs/interleave.md): true, or {"trace": true}.
+	Interleave Interleave `json:"interleave,omitzero"`
 	// Patches are unified diffs (relative to the config's directory) applied to the
 	// node's dependencies at build time through the build overlay.
 	Patches []string `json:"patches,omitempty"`
@@ -225,7 +228,8 @@ type LinConfig struct {
 }
 
 // Bounds of the disk knobs. A disk is held in host memory, so its capacity is bounded
-// too (the footprint counts unsynced data twice; see disk.Options.MaxBytes).
+// too (the footprint counts allocated pages, unsynced data twice; see
+// disk.Options.MaxBytes).
 const (
 	maxDiskLimitMiB = 16 << 10
 	maxTearUnit     = 1 << 20
@@ -267,6 +271,8 @@ func ParseConfig(data []byte) (*Config, error) {
 			return nil, fmt.Errorf("line %d: invalid JSON: %v", line, err)
 		case errors.As(err, &te) && te.Type == reflect.TypeFor[DiskFault]():
 			return nil, fmt.Errorf("field %s: want a probability such as 0.05 or an object such as {\"p\": 0.05, \"paths\": [\"/data/wal/*\"], \"ops\": [\"fsync\"]} (fields p, paths, ops), got %s", te.Field, te.Value)
+		case errors.As(err, &te) && te.Type == reflect.TypeFor[Interleave]():
+			return nil, fmt.Errorf("field %s: want true, false or an object such as {\"trace\": true} (field trace), got %s", te.Field, te.Value)
 		case errors.As(err, &te) && te.Type == reflect.TypeFor[Duration]():
 			return nil, fmt.Errorf("field %s: want a duration such as \"250ms\", got %s", te.Field, te.Value)
 		case errors.As(err, &te):

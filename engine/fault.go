@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -31,19 +32,41 @@ type Fault struct {
 	// When it fires, DiskOp and Incarnation record where, so the plan replays exactly.
 	MidOp bool `json:"mid_op,omitempty"`
 	// ArmedNS is when a mid-op crash was armed (it fires at the next disk op after it).
-	ArmedNS     int64    `json:"armed_ns,omitempty"`
-	DiskOp      int64    `json:"disk_op,omitempty"`
-	Incarnation int      `json:"incarnation,omitempty"`
-	RestartNS   int64    `json:"restart_ns,omitempty"`
-	DurationNS  int64    `json:"duration_ns,omitempty"`
-	Peers       []string `json:"peers,omitempty"`
-	OneWay      bool     `json:"one_way,omitempty"`
-	LatencyNS   int64    `json:"latency_ns,omitempty"`
-	JumpNS      int64    `json:"jump_ns,omitempty"`
-	SkewPPM     int64    `json:"skew_ppm,omitempty"`
+	ArmedNS     int64 `json:"armed_ns,omitempty"`
+	DiskOp      int64 `json:"disk_op,omitempty"`
+	Incarnation int   `json:"incarnation,omitempty"`
+	// RestartNS is how long after the crash the node restarts (a delay, not a time;
+	// 0: never). Plans name it restart_after_ns; restart_ns, its old name, is read too.
+	RestartNS  int64    `json:"restart_after_ns,omitempty"`
+	DurationNS int64    `json:"duration_ns,omitempty"`
+	Peers      []string `json:"peers,omitempty"`
+	OneWay     bool     `json:"one_way,omitempty"`
+	LatencyNS  int64    `json:"latency_ns,omitempty"`
+	JumpNS     int64    `json:"jump_ns,omitempty"`
+	SkewPPM    int64    `json:"skew_ppm,omitempty"`
 	// Where is filled in when the fault fired during a disk op: the op and the guest's
 	// source location, e.g. "write server/log.go:88".
 	Where string `json:"where,omitempty"`
+}
+
+// UnmarshalJSON reads a fault, taking restart_ns (the old name of restart_after_ns) in
+// plans saved before the rename; giving both with different values is an error.
+func (f *Fault) UnmarshalJSON(data []byte) error {
+	type plain Fault
+	aux := struct {
+		*plain
+		OldRestartNS *int64 `json:"restart_ns"`
+	}{plain: (*plain)(f)}
+	if err := json.Unmarshal(data, &aux); err != nil {
+		return err
+	}
+	if o := aux.OldRestartNS; o != nil {
+		if f.RestartNS != 0 && f.RestartNS != *o {
+			return fmt.Errorf("restart_ns %d and restart_after_ns %d disagree: give restart_after_ns only (restart_ns is its old name)", *o, f.RestartNS)
+		}
+		f.RestartNS = *o
+	}
+	return nil
 }
 
 // FaultPlan is a replayable list of faults, ordered by time.
@@ -103,7 +126,7 @@ func (f Fault) Validate() error {
 		return fmt.Errorf("node is required")
 	}
 	if f.AtNS < 0 || f.DiskOp < 0 || f.RestartNS < 0 || f.DurationNS < 0 {
-		return fmt.Errorf("at_ns, disk_op, restart_ns and duration_ns must not be negative")
+		return fmt.Errorf("at_ns, disk_op, restart_after_ns and duration_ns must not be negative")
 	}
 	if f.Kind == FaultClockSkew && f.SkewPPM <= -1_000_000 {
 		return fmt.Errorf("skew_ppm %d: a clock must run forward (want more than -1000000)", f.SkewPPM)

@@ -21,7 +21,8 @@ func (w *world) start(n *node) {
 	inc := &incarnation{
 		w: w, node: n, n: n.lives, label: fmt.Sprintf("%s#%d", n.name, n.lives),
 		resume: make(chan struct{}), deadline: -1,
-		rand: streamRand(w.seedForGuest(), fmt.Sprintf("guest/%s/%d", n.name, n.lives)),
+		rand:  streamRand(w.seedForGuest(), fmt.Sprintf("guest/%s/%d", n.name, n.lives)),
+		sched: interleaveStream(w.seedForGuest(), n, n.lives),
 	}
 	inc.host = wasi.NewProcess(inc)
 	n.inc = inc

@@ -16,6 +16,11 @@ func (p *Profiler) WriteTo(w io.Writer) (int64, error) {
 	defer p.mu.Unlock()
 	e := newProfEncoder()
 	nodes := p.sim.cfg.AllNodes()
+	e.sources = loadProfileSources(p.sim.cfg)
+	e.nodes = make([]string, len(nodes))
+	for i, n := range nodes {
+		e.nodes[i] = n.Name
+	}
 
 	// Samples in a fixed order (the map's is random): by node, kind, host, stack.
 	keys := make([]profState, 0, len(p.samples))
@@ -74,6 +79,7 @@ func (p *Profiler) WriteTo(w io.Writer) (int64, error) {
 	out = appendBytes(out, 1, e.valueType("time", "nanoseconds"))
 	out = appendBytes(out, 1, e.valueType("count", "count"))
 	out = append(out, e.out...)
+	out = append(out, e.mappings()...)
 	out = append(out, e.locs...)
 	out = append(out, e.funcs...)
 	out = appendVarint(out, 9, uint64(p.start.UnixNano()))
@@ -113,11 +119,14 @@ type profEncoder struct {
 	strs   []string
 	strIdx map[string]int
 	fnIdx  map[[2]string]uint64 // name, file -> function id
-	locIdx map[[2]uint64]uint64 // node+1, pc -> location id; node 0: pseudo frames by string
-	out    []byte               // samples
-	locs   []byte
-	funcs  []byte
-	nloc   uint64
+	// sources resolves guest file names to files here; nodes are the node names.
+	sources *profileSources
+	nodes   []string
+	locIdx  map[[2]uint64]uint64 // node+1, pc -> location id; node 0: pseudo frames by string
+	out     []byte               // samples
+	locs    []byte
+	funcs   []byte
+	nloc    uint64
 }
 
 func newProfEncoder() *profEncoder {
@@ -140,7 +149,15 @@ func (e *profEncoder) valueType(typ, unit string) []byte {
 	return appendVarint(b, 2, uint64(e.str(unit)))
 }
 
-func (e *profEncoder) function(name, file string) uint64 {
+// function interns a function. A guest function's name is qualified by its node
+// ("main.main (server)"), so that the same function in two nodes stays two functions
+// in pprof's graph; its system name is the Go name, and its file one on this machine.
+func (e *profEncoder) function(node int, name, file string) uint64 {
+	sys := name
+	if node >= 0 && node < len(e.nodes) {
+		name = name + " (" + e.nodes[node] + ")"
+		file = e.sources.resolve(file)
+	}
 	k := [2]string{name, file}
 	if id, ok := e.fnIdx[k]; ok {
 		return id
@@ -150,21 +167,45 @@ func (e *profEncoder) function(name, file string) uint64 {
 	var b []byte
 	b = appendVarint(b, 1, id)
 	b = appendVarint(b, 2, uint64(e.str(name)))
-	b = appendVarint(b, 3, uint64(e.str(name)))
+	b = appendVarint(b, 3, uint64(e.str(sys)))
 	b = appendVarint(b, 4, uint64(e.str(file)))
 	e.funcs = appendBytes(e.funcs, 5, b)
 	return id
 }
 
-// location adds a location with lines (innermost first) and returns its id.
-func (e *profEncoder) location(addr uint64, lines []goloc.Location) uint64 {
+// mappings are one mapping for seedfall's own frames (id 1, the main binary pprof
+// names) and one per node's module (id node+2), each with its symbols already in the
+// profile, so that pprof neither looks for binaries nor says none is available.
+func (e *profEncoder) mappings() []byte {
+	var out []byte
+	files := append([]string{"seedfall"}, e.nodes...)
+	for i, f := range files {
+		if i > 0 {
+			f += ".wasm"
+		}
+		var b []byte
+		b = appendVarint(b, 1, uint64(i+1))
+		b = appendVarint(b, 3, 1<<62) // memory_limit: every address of the module
+		b = appendVarint(b, 5, uint64(e.str(f)))
+		for field := 7; field <= 10; field++ { // has_functions, _filenames, _line_numbers, _inline_frames
+			b = appendVarint(b, field, 1)
+		}
+		out = appendBytes(out, 3, b)
+	}
+	return out
+}
+
+// location adds a location of node (-1: seedfall's own frames) with lines (innermost
+// first) and returns its id.
+func (e *profEncoder) location(node int, addr uint64, lines []goloc.Location) uint64 {
 	e.nloc++
 	var b []byte
 	b = appendVarint(b, 1, e.nloc)
+	b = appendVarint(b, 2, uint64(node+2))
 	b = appendVarint(b, 3, addr)
 	for _, l := range lines {
 		var lb []byte
-		lb = appendVarint(lb, 1, e.function(l.Func, l.File))
+		lb = appendVarint(lb, 1, e.function(node, l.Func, l.File))
 		lb = appendVarint(lb, 2, uint64(l.Line))
 		b = appendBytes(b, 4, lb)
 	}
@@ -177,7 +218,7 @@ func (e *profEncoder) pseudo(name string) uint64 {
 	if id, ok := e.locIdx[k]; ok {
 		return id
 	}
-	id := e.location(0, []goloc.Location{{Func: name}})
+	id := e.location(-1, 0, []goloc.Location{{Func: name}})
 	e.locIdx[k] = id
 	return id
 }
@@ -191,7 +232,7 @@ func (e *profEncoder) guestLoc(node int, t *goloc.Table, pc uint64) uint64 {
 	if len(lines) == 0 {
 		lines = []goloc.Location{{Func: "?"}}
 	}
-	id := e.location(pc, lines)
+	id := e.location(node, pc, lines)
 	e.locIdx[k] = id
 	return id
 }

@@ -89,4 +89,62 @@ func TestProfilePprofReadable(t *testing.T) {
 	if !strings.Contains(string(top), "[host] clock_time_get") {
 		t.Errorf("pprof -top (count) lacks the clock calls:\n%s", top)
 	}
+
+	// pprof's own views work as typed, from anywhere (issue 35 point 2): -list finds the
+	// guest's source (the config's module and the standard library) without
+	// -trim_path or -source_path, no view says the main binary is not available, and
+	// the same function in two nodes stays two graph nodes.
+	elsewhere := t.TempDir()
+	pprof := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(gobin, append(append([]string{"tool", "pprof"}, args...), path)...)
+		cmd.Dir = elsewhere
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("go tool pprof %v: %v\n%s", args, err, out)
+		}
+		if strings.Contains(string(out), "Main binary filename not available") {
+			t.Errorf("go tool pprof %v says: Main binary filename not available", args)
+		}
+		return string(out)
+	}
+	list := pprof("-list", `kvstore.\(\*Store\).append`)
+	if strings.Contains(list, "could not find file") || !strings.Contains(list, "s.f.Write(rec)") {
+		t.Errorf("pprof -list of kvstore's append does not show its source:\n%s", list)
+	}
+	if std := pprof("-list", `^runtime\.main \(server\)$`); strings.Contains(std, "could not find file") || !strings.Contains(std, filepath.Join("src", "runtime", "proc.go")) || !strings.Contains(std, "fn()") {
+		t.Errorf("pprof -list runtime.main does not show the standard library's source:\n%s", std)
+	}
+	top = []byte(pprof("-top", "-nodecount=1000"))
+	for _, want := range []string{"main.main (server)", "main.main (client)", "runtime.main (server)", "runtime.main (client)"} {
+		if !strings.Contains(string(top), want) {
+			t.Errorf("pprof -top lacks %q: one node's functions merged with another's", want)
+		}
+	}
+}
+
+// TestProfileSourcesResolve: the file names -trimpath builds record map to files here:
+// a package of the module by its import path, a dependency's module@version path by
+// its package's directory; what is unknown stays as recorded.
+func TestProfileSourcesResolve(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"app/kv/kv.go", "wal/wal.go"} {
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755)
+		os.WriteFile(filepath.Join(dir, f), nil, 0o644)
+	}
+	ps := &profileSources{dirs: map[string]string{
+		"example.com/app/kv":     filepath.Join(dir, "app", "kv"),
+		"github.com/tidwall/wal": filepath.Join(dir, "wal"),
+	}}
+	for in, want := range map[string]string{
+		"example.com/app/kv/kv.go":              filepath.Join(dir, "app", "kv", "kv.go"),
+		"github.com/tidwall/wal@v1.1.7/wal.go":  filepath.Join(dir, "wal", "wal.go"),
+		"github.com/tidwall/wal@v1.1.7/gone.go": "github.com/tidwall/wal@v1.1.7/gone.go",
+		"other.org/x/y.go":                      "other.org/x/y.go",
+		"":                                      "",
+	} {
+		if got := ps.resolve(in); got != want {
+			t.Errorf("resolve(%q) = %q, want %q", in, got, want)
+		}
+	}
 }

@@ -4,7 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -17,38 +20,86 @@ import (
 // they differ. It is not part of a run's identity (the trace hash).
 type Provenance struct {
 	// Config is the config file as the command was given it (for replay commands).
-	Config   string `json:"config,omitempty"`
+	Config string `json:"config,omitempty"`
+	// Faults is the fault plan file a single replay applied (`replay -json`), as given;
+	// empty for a sweep's results, whose seeds draw their own faults.
+	Faults string `json:"faults,omitempty"`
+	// WorkDir is the absolute working directory Config is relative to, recorded in
+	// results files so that a report rendered elsewhere can name the config from where
+	// its reader stands; plans leave it out (ForPlan).
+	WorkDir  string `json:"work_dir,omitempty"`
 	Seedfall string `json:"seedfall"`
 	Go       string `json:"go"`
 	// Wasm maps each node to the SHA-256 of its module (the first 12 bytes, in hex).
 	Wasm map[string]string `json:"wasm"`
 }
 
-// Version is seedfall's version: the module version it was installed at, else the VCS
-// revision it was built from ("+dirty" with local changes), else "devel".
+// Version is seedfall's version: the module version it was installed at (a tag, or
+// the pseudo-version Go 1.24+ stamps from a checkout's commit, "+dirty" with local
+// changes), else the VCS revision it was built from, else, when the build recorded
+// neither (-buildvcs=false, a git worktree, `go run`), "devel+exe-" and a hash of the
+// executable, which still tells one build from another.
 func Version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	var rev, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "+dirty"
+	versionOnce.Do(func() {
+		bi, ok := debug.ReadBuildInfo()
+		if !ok {
+			bi = nil
+		}
+		version = versionFrom(bi, executableHash)
+	})
+	return version
+}
+
+var (
+	versionOnce sync.Once
+	version     string
+)
+
+// versionFrom is Version for build info bi (nil when the binary has none); exeHash is
+// called only when bi records neither a module version nor a VCS revision.
+func versionFrom(bi *debug.BuildInfo, exeHash func() string) string {
+	if bi != nil {
+		if v := bi.Main.Version; v != "" && v != "(devel)" {
+			return v
+		}
+		var rev, dirty string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "+dirty"
+				}
 			}
 		}
+		if rev != "" {
+			return "devel-" + rev[:min(12, len(rev))] + dirty
+		}
 	}
-	if rev != "" {
-		return "devel-" + rev[:min(12, len(rev))] + dirty
+	if h := exeHash(); h != "" {
+		return "devel+exe-" + h
 	}
 	return "devel"
+}
+
+// executableHash is the first 6 bytes of the SHA-256 of the running executable, in
+// hex; "" when it cannot be read.
+func executableHash() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil)[:6])
 }
 
 var goVersions sync.Map // config dir -> `go env GOVERSION`
@@ -120,4 +171,52 @@ func (p *Provenance) Differences(q *Provenance) []string {
 		}
 	}
 	return out
+}
+
+// ForPlan is p for a plan file saved at plan: a copy whose Config is relative to the
+// plan's folder (slash-separated), so that the plan still names its config from another
+// checkout or machine. Config as given is relative to the working directory, or
+// absolute; it stays as it is when no relative path exists (another volume).
+func (p *Provenance) ForPlan(plan string) *Provenance {
+	if p == nil {
+		return nil
+	}
+	q := *p
+	q.WorkDir = ""
+	if q.Config == "" {
+		return &q
+	}
+	cfg := q.Config
+	if p.WorkDir != "" && !filepath.IsAbs(cfg) {
+		cfg = filepath.Join(p.WorkDir, filepath.FromSlash(cfg))
+	}
+	absCfg, err1 := filepath.Abs(cfg)
+	absPlan, err2 := filepath.Abs(plan)
+	if err1 != nil || err2 != nil {
+		return &q
+	}
+	if rel, err := filepath.Rel(filepath.Dir(absPlan), absCfg); err == nil {
+		q.Config = filepath.ToSlash(rel)
+	}
+	return &q
+}
+
+// ConfigFrom is the config as a path that works from the directory cwd: Config itself
+// when it is absolute or no WorkDir was recorded, else WorkDir/Config relative to cwd
+// when that file exists here, else Config as recorded.
+func (p *Provenance) ConfigFrom(cwd string) string {
+	if p == nil {
+		return ""
+	}
+	if p.Config == "" || filepath.IsAbs(p.Config) || p.WorkDir == "" {
+		return p.Config
+	}
+	abs := filepath.Join(p.WorkDir, filepath.FromSlash(p.Config))
+	if _, err := os.Stat(abs); err != nil {
+		return p.Config
+	}
+	if rel, err := filepath.Rel(cwd, abs); err == nil {
+		return rel
+	}
+	return abs
 }

@@ -115,6 +115,8 @@ type RunStats struct {
 	DirSyncs    int64 `json:"dir_syncs,omitempty"`         // fsync of a directory
 	OSyncWrites int64 `json:"osync_writes,omitempty"`      // writes through O_SYNC/O_DSYNC
 	Replacing   int64 `json:"replacing_renames,omitempty"` // renames over an existing file
+	// InterleavePicks counts the goroutine choices of nodes built with interleave.
+	InterleavePicks int64 `json:"interleave_picks,omitempty"`
 }
 
 // Failed reports whether the run found a bug (or could not run).

@@ -229,6 +229,7 @@ func (w *world) reseed() {
 	w.rngSched = streamRand(fs, "sched")
 	w.rngNet = streamRand(fs, "net")
 	w.rngDisk = streamRand(fs, "disk")
+	w.reseedInterleave(fs)
 	w.tracef("world", "future re-randomized (seed %d)", fs)
 	// A given plan rules only the replayed past: from here on every random fault is drawn
 	// from the config's rates, the per-fsync EIO draws included (they honour only a run

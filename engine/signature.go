@@ -14,15 +14,22 @@ var (
 	sigGoLine      = regexp.MustCompile(`(\.go):\d+\b`)
 	sigAddr        = regexp.MustCompile(`\b[\w.-]+:\d+\b`)
 	sigHex         = regexp.MustCompile(`\b0x[0-9a-fA-F]+\b|\b[0-9a-f]{8,}\b`)
-	sigDuration    = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s|m|h)\b`)
-	sigKV          = regexp.MustCompile(`\b([A-Za-z_]+)\d+\b`)
-	sigNumber      = regexp.MustCompile(`\d+`)
-	sigSpace       = regexp.MustCompile(`\s+`)
+	// sigNumToken is what a number becomes, in any base: a hash or an offset printed in
+	// hex is sometimes all digits, and 12345678 is as much a number as 1234567, so one
+	// token keeps one bug one signature however wide its numbers are.
+	sigNumToken = "N"
+	sigDuration = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s|m|h)\b`)
+	sigKV       = regexp.MustCompile(`\b([A-Za-z_]+)\d+\b`)
+	sigNumber   = regexp.MustCompile(`\d+`)
+	sigSpace    = regexp.MustCompile(`\s+`)
 )
 
 // NormalizeReason strips the volatile parts of a failure reason (incarnations, quoted
 // values, source line numbers, addresses, hex, durations, key and value numbers, other
-// numbers) so that two seeds hitting the same bug give the same text. The file of a
+// numbers) so that two seeds hitting the same bug give the same text. Numbers of any
+// width and hex values all become N; a word of letters then digits (k12, a1234567) is a
+// key or a value numbered by the run and becomes its letters and N (kN, aN), so a hex
+// value that happens to read that way (deadbeef0042) does too. The file of a
 // source location ("main.go:38") is kept.
 func NormalizeReason(reason string) string {
 	s := reason
@@ -30,9 +37,9 @@ func NormalizeReason(reason string) string {
 	s = sigQuoted.ReplaceAllString(s, `"…"`)
 	s = sigGoLine.ReplaceAllString(s, "$1:N") // a source line, not an address: keep the file
 	s = sigAddr.ReplaceAllString(s, "ADDR")
-	s = sigHex.ReplaceAllString(s, "HEX")
+	s = sigKV.ReplaceAllString(s, "${1}N") // before hex: a1234567 is key a's number, as a3 is
+	s = sigHex.ReplaceAllString(s, sigNumToken)
 	s = sigDuration.ReplaceAllString(s, "DUR")
-	s = sigKV.ReplaceAllString(s, "${1}N")
 	s = sigNumber.ReplaceAllString(s, "N")
 	s = sigSpace.ReplaceAllString(strings.TrimSpace(s), " ")
 	return s
@@ -46,9 +53,9 @@ func normalizeOutput(line string) string {
 	s = sigIncarnation.ReplaceAllString(s, "#N")
 	s = sigGoLine.ReplaceAllString(s, "$1:N")
 	s = sigAddr.ReplaceAllString(s, "ADDR")
-	s = sigHex.ReplaceAllString(s, "HEX")
+	s = sigKV.ReplaceAllString(s, "${1}N") // before hex: a1234567 is key a's number, as a3 is
+	s = sigHex.ReplaceAllString(s, sigNumToken)
 	s = sigDuration.ReplaceAllString(s, "DUR")
-	s = sigKV.ReplaceAllString(s, "${1}N")
 	s = sigNumber.ReplaceAllString(s, "N")
 	return sigSpace.ReplaceAllString(strings.TrimSpace(s), " ")
 }

@@ -141,6 +141,7 @@ type incarnation struct {
 	wakeGen  uint64
 	deadline int64 // blocked: wake at this virtual time (-1: none)
 	rand     *rand.Rand
+	sched    *rand.Rand    // interleave's stream of goroutine choices; nil without
 	host     *wasi.Process // fd table
 	diskOps  int64
 	crashAt  int64 // crash during this disk op number (0: none)

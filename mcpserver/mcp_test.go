@@ -271,22 +271,22 @@ func TestMCP(t *testing.T) {
 		t.FailNow()
 	}
 
-	// Shrink a failing seed whose plan is not committed next to the config (the README's
-	// seed-N.faults.json), and remove the plan file it writes.
+	// Shrink the first failing seed. A file already at the default plan name
+	// (seedfall.seed-N.faults.json) must survive: the tool is annotated as not
+	// destructive, so it saves to the next free name. Both files are removed after.
 	seed := run.Signatures[0].Seeds[0]
-	planPath := func(x uint64) string {
-		return filepath.Join("../examples/kvlog", fmt.Sprintf("seed-%d.faults.json", x))
-	}
-	for _, x := range run.Signatures[0].Seeds {
-		if _, err := os.Stat(planPath(x)); errors.Is(err, os.ErrNotExist) {
-			seed = x
-			break
+	planPath := func(name string) string { return filepath.Join("../examples/kvlog", name) }
+	taken := fmt.Sprintf("seedfall.seed-%d.faults.json", seed)
+	wantPlan := fmt.Sprintf("seedfall.seed-%d.2.faults.json", seed)
+	for _, name := range []string{taken, wantPlan} {
+		if _, err := os.Stat(planPath(name)); err == nil {
+			t.Fatalf("%s exists before the test: remove it", planPath(name))
 		}
+		t.Cleanup(func() { os.Remove(planPath(name)) })
 	}
-	if old, err := os.ReadFile(planPath(seed)); err == nil {
-		t.Cleanup(func() { os.WriteFile(planPath(seed), old, 0o644) })
-	} else {
-		t.Cleanup(func() { os.Remove(planPath(seed)) })
+	const sentinel = "a plan the user keeps\n"
+	if err := os.WriteFile(planPath(taken), []byte(sentinel), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	var shrunk cli.ShrinkReport
 	t.Run("shrink", func(t *testing.T) {
@@ -301,11 +301,14 @@ func TestMCP(t *testing.T) {
 		if len(shrunk.Failure.FaultsBeforeFailure) != shrunk.MinimalFaults {
 			t.Errorf("faults_before_failure %q: want %d lines", shrunk.Failure.FaultsBeforeFailure, shrunk.MinimalFaults)
 		}
-		if want := fmt.Sprintf("seed-%d.faults.json", seed); shrunk.PlanFile != want || !shrunk.ReplaysExact {
-			t.Errorf("plan_file %q (replays exactly: %v), want %q replaying exactly", shrunk.PlanFile, shrunk.ReplaysExact, want)
+		if shrunk.PlanFile != wantPlan || !shrunk.ReplaysExact {
+			t.Errorf("plan_file %q (replays exactly: %v), want %q replaying exactly", shrunk.PlanFile, shrunk.ReplaysExact, wantPlan)
 		}
-		if _, err := os.Stat(planPath(seed)); err != nil {
+		if _, err := os.Stat(planPath(wantPlan)); err != nil {
 			t.Errorf("plan file: %v", err)
+		}
+		if data, err := os.ReadFile(planPath(taken)); err != nil || string(data) != sentinel {
+			t.Errorf("shrink overwrote %s (annotated as not destructive): %q, %v", taken, data, err)
 		}
 		if len(s.progress.get("shrink")) == 0 {
 			t.Error("no progress notifications")

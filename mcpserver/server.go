@@ -21,9 +21,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/seedfall/seedfall/engine"
 )
 
 // Options configure a Server.
@@ -87,14 +88,12 @@ func New(opt Options) (*Server, error) {
 	}
 	version := opt.Version
 	if version == "" {
-		version = "(devel)"
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-			version = bi.Main.Version
-		}
+		version = engine.Version()
 	}
 	s := &Server{root: root, workers: workers, exe: opt.Executable, sims: newSimCache()}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "seedfall", Title: "seedfall", Version: version},
 		&mcp.ServerOptions{Instructions: Instructions, Capabilities: &mcp.ServerCapabilities{}})
+	s.mcp.AddReceivingMiddleware(checkArgsMiddleware)
 	s.addTools()
 	return s, nil
 }
@@ -109,7 +108,7 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 // the cached configs.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	defer s.Close()
-	return s.mcp.Run(ctx, t)
+	return s.mcp.Run(ctx, noResponseToCancelled{t})
 }
 
 // Close releases the cached configs.
@@ -135,14 +134,16 @@ func (s *Server) addTools() {
 		Title: "Replay one seed",
 		Description: "Replay one seed exactly, optionally with a fault plan file (from seedfall_shrink), and return its verdict, failure, applied faults, trace hash and the last lines of its trace. " +
 			"The same seed and plan always give the same trace.",
+		InputSchema: inputSchema[ReplayInput]("seedfall_replay"),
 		Annotations: closed,
 	}, s.replay)
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:  "seedfall_shrink",
 		Title: "Shrink a failure",
-		Description: "Cut a failing seed's faults to a minimal set that still produces the same failure (same signature), simplify what remains, and save it as a plan file next to the config. " +
+		Description: "Cut a failing seed's faults to a minimal set that still produces the same failure (same signature), simplify what remains, and save it as a new plan file next to the config, named CONFIG.seed-N.faults.json (or CONFIG.seed-N.2.faults.json, … when that exists: it never overwrites a file). " +
 			"Returns minimal_faults, the failure's reason, the faults before the failure as text lines, the plan file and the command that replays it.",
-		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
+		InputSchema: inputSchema[ShrinkInput]("seedfall_shrink"),
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)}, // creates a new file per call, overwrites none
 	}, s.shrink)
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:  "seedfall_cause",
@@ -150,6 +151,7 @@ func (s *Server) addTools() {
 		Description: "Replay a failing seed exactly up to a series of moments and, from each, re-randomize the whole future many times: the share of futures that fail the same way is P(fail) from that moment. " +
 			"Bystander faults leave it flat; the real cause makes it jump. Returns the curve, one bar line per moment, and the biggest jump with the faults just before it. " +
 			"Pass the plan file from seedfall_shrink as faults for a clean curve. Costs moments x futures runs.",
+		InputSchema: inputSchema[CauseInput]("seedfall_cause"),
 		Annotations: closed,
 	}, s.cause)
 }

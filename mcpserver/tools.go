@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -95,7 +94,7 @@ type ShrinkInput struct {
 	Config        string `json:"config" jsonschema:"the seedfall config file, relative to the server's working directory"`
 	Seed          uint64 `json:"seed" jsonschema:"a failing seed, e.g. the first seed of a signature from seedfall_run"`
 	Faults        string `json:"faults,omitempty" jsonschema:"start from this fault plan file instead of the seed's own faults"`
-	BudgetSeconds int    `json:"budget_seconds,omitempty" jsonschema:"wall-clock budget (default 300); when it runs out the smallest plan so far is returned"`
+	BudgetSeconds int    `json:"budget_seconds,omitempty" jsonschema:"wall-clock budget in seconds (default 300, at most 3600); when it runs out the smallest plan so far is returned"`
 }
 
 // CauseInput are seedfall_cause's arguments.
@@ -271,8 +270,8 @@ func (s *Server) replay(ctx context.Context, req *mcp.CallToolRequest, in Replay
 
 func (s *Server) shrink(ctx context.Context, req *mcp.CallToolRequest, in ShrinkInput) (*mcp.CallToolResult, cli.ShrinkReport, error) {
 	var none cli.ShrinkReport
-	if in.BudgetSeconds < 0 {
-		return nil, none, fmt.Errorf("budget_seconds %d: want a positive number of seconds", in.BudgetSeconds)
+	if in.BudgetSeconds < 0 || in.BudgetSeconds > maxBudgetSeconds {
+		return nil, none, fmt.Errorf("budget_seconds %d: want 1 to %d seconds (leave it out for the default 300)", in.BudgetSeconds, maxBudgetSeconds)
 	}
 	budget := 5 * time.Minute
 	if in.BudgetSeconds > 0 {
@@ -302,7 +301,9 @@ func (s *Server) shrink(ctx context.Context, req *mcp.CallToolRequest, in Shrink
 	if err != nil {
 		return nil, none, err
 	}
-	planFile := filepath.Join(c.sim.Config().Dir, fmt.Sprintf("seed-%d.faults.json", in.Seed))
+	// A new file every time, never an existing one: the tool is annotated as not
+	// destructive, and a plan the user committed must survive an agent's shrink.
+	planFile := cli.FreePlanPath(c.sim.Config().Path, in.Seed)
 	res.Plan.Provenance = c.sim.Provenance(c.cfgArg)
 	if err := cli.SavePlan(planFile, res.Plan); err != nil {
 		return nil, none, fmt.Errorf("save the minimal plan: %w", err)
@@ -316,10 +317,10 @@ func (s *Server) shrink(ctx context.Context, req *mcp.CallToolRequest, in Shrink
 func (s *Server) cause(ctx context.Context, req *mcp.CallToolRequest, in CauseInput) (*mcp.CallToolResult, CauseOutput, error) {
 	var none CauseOutput
 	if in.Moments < 0 || in.Moments > maxMoments {
-		return nil, none, fmt.Errorf("moments %d: want 1 to %d (0 for the default 20)", in.Moments, maxMoments)
+		return nil, none, fmt.Errorf("moments %d: want 1 to %d (leave it out for the default 20)", in.Moments, maxMoments)
 	}
 	if in.Futures < 0 || in.Futures > maxFutures {
-		return nil, none, fmt.Errorf("futures %d: want 1 to %d (0 for the default 20)", in.Futures, maxFutures)
+		return nil, none, fmt.Errorf("futures %d: want 1 to %d (leave it out for the default 20)", in.Futures, maxFutures)
 	}
 	plan, _, err := s.plan(in.Faults)
 	if err != nil {

@@ -147,13 +147,16 @@ type propRow struct {
 
 // card is one signature.
 type card struct {
-	N        int
-	ID       string
-	G        Group
-	Status   string // CSS class and badge text
-	Seeds    string
-	At       string
-	Shrunk   []string
+	N      int
+	ID     string
+	G      Group
+	Status string // CSS class and badge text
+	Seeds  string
+	At     string
+	Shrunk []string
+	// Before are the representative seed's faults up to the failure, one line each as
+	// the command line prints them (the timeline shows them only in tooltips).
+	Before   []string
 	Timeline *timeline
 	Trace    string
 	ReplayID string
@@ -173,6 +176,7 @@ func newCard(n int, g Group) card {
 	for _, f := range g.Shrunk {
 		c.Shrunk = append(c.Shrunk, f.String())
 	}
+	c.Before = faultsBeforeLines(g)
 	if len(g.Trace) > 0 {
 		lines := make([]string, len(g.Trace))
 		for i, l := range g.Trace {
@@ -359,4 +363,17 @@ func cssClass(s string) string {
 		}
 		return -1
 	}, s)
+}
+
+// faultsBeforeLines are g's faults at or before its failure (all of them when the
+// failure time is unknown), one line each, guest text made one-line.
+func faultsBeforeLines(g Group) []string {
+	var out []string
+	for _, f := range g.Faults {
+		if g.AtNS > 0 && f.AtNS > g.AtNS {
+			continue
+		}
+		out = append(out, oneLine(f.String()))
+	}
+	return out
 }

@@ -5,17 +5,28 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/seedfall/seedfall/engine"
 )
 
-// JUnit writes the sweep as JUnit XML, for CI systems that show test results: one
-// testsuite "seedfall" with a testcase per failure signature and one passing testcase
-// for the seeds that passed. A new or known signature is a failed testcase (its
-// failure element holds the reason, the seeds, the minimal schedule, the replay
-// command and the trace excerpt); a fixed signature is a passing one. When the sweep
-// checked determinism, a "determinism" testcase fails if any seed diverged, and runs
-// the tool could not complete are one errored testcase.
+// JUnit writes the sweep as JUnit XML, for CI systems that show test results and for
+// the history tools that follow a testcase from run to run by its classname and name:
+// one testsuite "seedfall" with a testcase per failure signature and one testcase for
+// the seeds that passed, all under the classname JUnitClass(config).
+//
+// Names are stable: a signature's testcase is named by its id and its normalized reason
+// (engine.NormalizeReason: no seed-specific keys, values, numbers or times), so two
+// sweeps over different seeds that hit the same bug give the same name; the passing
+// seeds are "seeds passed" whatever the counts. What changes from run to run is in
+// properties (status new/known/fixed, seeds, counts) and in the body. A new or known
+// signature is a failed testcase (its failure element holds the reason, the seeds, the
+// minimal schedule, the replay command and the trace excerpt); a fixed signature is a
+// passing one with the same name, so the history shows it going green. When the sweep
+// checked determinism, a "determinism" testcase fails if any seed diverged, and runs the
+// tool could not complete are one errored testcase, "tool errors".
 func JUnit(w io.Writer, d *Data) error {
 	s := d.Summary
+	class := JUnitClass(s.Config)
 	suite := junitSuite{Name: "seedfall"}
 	for _, f := range []struct{ name, value string }{
 		{"config", s.Config}, {"seeds", s.Seeds}, {"commit", s.Commit}, {"ref", s.Ref}, {"event", s.Event},
@@ -28,8 +39,13 @@ func JUnit(w io.Writer, d *Data) error {
 
 	for _, g := range orderedGroups(d.Groups) {
 		tc := junitCase{
-			ClassName: "seedfall." + string(g.Status),
-			Name:      fmt.Sprintf("%s (%s) %s", g.Signature, statusLabel(g.Status), xmlSafe(clip(oneLine(g.Reason), 200))),
+			ClassName: class,
+			Name:      JUnitName(g.Signature, g.Reason),
+			Properties: []junitProperty{
+				{Name: "status", Value: statusLabel(g.Status)},
+				{Name: "kind", Value: xmlSafe(oneLine(g.Kind))},
+				{Name: "seeds", Value: formatSeeds(g.Seeds, 0)},
+			},
 		}
 		if g.Status == StatusFixed {
 			tc.SystemOut = &cdata{xmlSafe(fmt.Sprintf("fixed: no longer fails; the baseline had it on seeds %s\n", formatSeeds(g.Seeds, 0)))}
@@ -45,13 +61,17 @@ func JUnit(w io.Writer, d *Data) error {
 	}
 
 	suite.Cases = append(suite.Cases, junitCase{
-		ClassName: "seedfall.sweep",
-		Name:      fmt.Sprintf("%d of %d seeds passed", s.Passed, s.Total),
+		ClassName: class,
+		Name:      JUnitPassedName,
+		Properties: []junitProperty{
+			{Name: "passed", Value: fmt.Sprint(s.Passed)},
+			{Name: "total", Value: fmt.Sprint(s.Total)},
+		},
 		SystemOut: &cdata{fmt.Sprintf("seeds %s: %d passed, %d failed (%d never finished), %d hit the time horizon, %d watchdog, %d errors\n",
 			xmlSafe(s.Seeds), s.Passed, s.Failed, s.Liveness, s.Horizon, s.Watchdog, s.Errors)},
 	})
 	if s.Checked {
-		tc := junitCase{ClassName: "seedfall.sweep", Name: "determinism", SystemOut: &cdata{determinismLine(s) + "\n"}}
+		tc := junitCase{ClassName: class, Name: "determinism", SystemOut: &cdata{determinismLine(s) + "\n"}}
 		if s.Divergences > 0 {
 			tc.SystemOut = nil
 			tc.Failure = &junitFailure{Message: determinismLine(s), Type: "nondeterminism"}
@@ -61,7 +81,7 @@ func JUnit(w io.Writer, d *Data) error {
 	}
 	if s.Errors > 0 {
 		msg := fmt.Sprintf("%s could not complete", plural(s.Errors, "run"))
-		suite.Cases = append(suite.Cases, junitCase{ClassName: "seedfall.sweep", Name: "tool errors",
+		suite.Cases = append(suite.Cases, junitCase{ClassName: class, Name: "tool errors",
 			Error: &junitFailure{Message: msg, Type: "error"}})
 		suite.Errors++
 	}
@@ -77,6 +97,37 @@ func JUnit(w io.Writer, d *Data) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// JUnitPassedName is the name of the testcase that stands for the seeds that passed.
+const JUnitPassedName = "seeds passed"
+
+// JUnitClass is the classname of every testcase of a sweep of config: "seedfall." and
+// the config's path without ".json", each character other than a letter, digit, '-'
+// or '_' replaced by '_' (history tools split classnames at dots), e.g.
+// "examples/kvlog/seedfall.json" gives "seedfall.examples_kvlog_seedfall".
+func JUnitClass(config string) string {
+	c := strings.TrimPrefix(strings.TrimSuffix(config, ".json"), "./")
+	if c == "" {
+		c = "sweep"
+	}
+	return "seedfall." + strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, c)
+}
+
+// JUnitName is a signature's testcase name: its id and its normalized reason, which
+// holds no seed-specific values, clipped to 200 bytes.
+func JUnitName(sig, reason string) string {
+	n := engine.NormalizeReason(oneLine(reason))
+	if n == "" {
+		return sig
+	}
+	return sig + " " + xmlSafe(clip(n, 200))
 }
 
 // junitDetail is the body of a signature's failure element.
@@ -145,11 +196,12 @@ type junitProperty struct {
 }
 
 type junitCase struct {
-	ClassName string        `xml:"classname,attr"`
-	Name      string        `xml:"name,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
-	Error     *junitFailure `xml:"error,omitempty"`
-	SystemOut *cdata        `xml:"system-out,omitempty"`
+	ClassName  string          `xml:"classname,attr"`
+	Name       string          `xml:"name,attr"`
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Failure    *junitFailure   `xml:"failure,omitempty"`
+	Error      *junitFailure   `xml:"error,omitempty"`
+	SystemOut  *cdata          `xml:"system-out,omitempty"`
 }
 
 type junitFailure struct {

@@ -390,8 +390,8 @@ func TestJUnitParses(t *testing.T) {
 	if c := suite.Cases[2]; c.Failure == nil || !strings.Contains(c.Failure.Text, "v7 ]]> <![CDATA[") {
 		t.Errorf("a trace line holding ]]> did not survive the CDATA section: %+v", c.Failure)
 	}
-	if !strings.Contains(suite.Cases[4].Name, "991 of 1000 seeds passed") {
-		t.Errorf("passing case = %q", suite.Cases[4].Name)
+	if suite.Cases[4].Name != JUnitPassedName {
+		t.Errorf("passing case = %q, want %q (a name that does not change with the counts)", suite.Cases[4].Name, JUnitPassedName)
 	}
 }
 

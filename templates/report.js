@@ -62,5 +62,10 @@
     buttons[i].hidden = false;
     buttons[i].addEventListener("click", function (ev) { copy(ev.currentTarget); });
   }
+  // A trace excerpt ends at the failure: open it there, not at its first line.
+  var traces = document.querySelectorAll("pre.trace");
+  for (var j = 0; j < traces.length; j++) {
+    traces[j].scrollTop = traces[j].scrollHeight;
+  }
   document.documentElement.setAttribute("data-ready", "1");
 })();

@@ -2,8 +2,11 @@
 // integration (package ci and `seedfall ci`). It speaks the endpoints seedfall uses:
 // issue comments (list with Link pagination, create, edit), commit statuses, contents
 // GET/PUT with blob-SHA compare-and-swap (409 on a stale SHA), and the git
-// refs/trees/commits calls that create an orphan branch. With ReadOnly, writes of
-// comments and statuses answer 403, as GitHub does for a fork pull request's token.
+// refs/trees/commits calls that create an orphan branch, check runs (create, and update
+// to add annotations, at most 50 per request as GitHub allows), and the pull request
+// list filtered by head. With ReadOnly, writes of comments, statuses and check runs
+// answer 403, as GitHub does for a fork pull request's token; with NoChecks only check
+// runs do, as for a token without checks: write.
 //
 // Point the code under test at URL() (ci.Env.APIURL, or GITHUB_API_URL for the
 // command) and inspect what it did with the accessors.
@@ -31,6 +34,8 @@ type FakeGitHub struct {
 	// ReadOnly makes comment and status writes answer 403, as for a fork pull
 	// request's token. Set it before the code under test runs.
 	ReadOnly bool
+	// NoChecks makes check-run writes answer 403, as for a token without checks: write.
+	NoChecks bool
 	// BeforePut, when set, runs (unlocked) before each contents PUT is judged. Set it
 	// before the code under test runs.
 	BeforePut func()
@@ -52,6 +57,44 @@ type FakeGitHub struct {
 	puts         int                          // successful contents PUTs
 	conflict     int                          // contents PUTs refused as stale
 	foreignEdits int                          // edits of comments another user wrote
+	checks       []*CheckRun
+	pulls        []Pull
+	writes       int // successful check-run writes
+	// createdComments counts comments the code under test created or edited.
+	createdComments int
+}
+
+// CheckRun is a check run with the annotations added to it so far.
+type CheckRun struct {
+	ID          int64        `json:"id"`
+	Name        string       `json:"name"`
+	HeadSHA     string       `json:"head_sha"`
+	Status      string       `json:"status"`
+	Conclusion  string       `json:"conclusion"`
+	DetailsURL  string       `json:"details_url"`
+	Title       string       `json:"-"`
+	Summary     string       `json:"-"`
+	Annotations []Annotation `json:"-"`
+	// Requests counts the create and update requests that carried annotations.
+	Requests int `json:"-"`
+}
+
+// Annotation is a check-run annotation.
+type Annotation struct {
+	Path            string `json:"path"`
+	StartLine       int    `json:"start_line"`
+	EndLine         int    `json:"end_line"`
+	AnnotationLevel string `json:"annotation_level"`
+	Title           string `json:"title"`
+	Message         string `json:"message"`
+}
+
+// Pull is an open pull request, as the list endpoint shows it.
+type Pull struct {
+	Number     int
+	HeadOwner  string // login of the head repository's owner
+	HeadBranch string
+	HeadSHA    string
 }
 
 // Comment is an issue (pull request) comment.
@@ -97,6 +140,9 @@ func New(t testing.TB) *FakeGitHub {
 	mux.HandleFunc("POST /repos/{o}/{r}/git/trees", f.createTree)
 	mux.HandleFunc("POST /repos/{o}/{r}/git/commits", f.createCommit)
 	mux.HandleFunc("POST /repos/{o}/{r}/git/refs", f.createRef)
+	mux.HandleFunc("POST /repos/{o}/{r}/check-runs", f.createCheck)
+	mux.HandleFunc("PATCH /repos/{o}/{r}/check-runs/{id}", f.updateCheck)
+	mux.HandleFunc("GET /repos/{o}/{r}/pulls", f.listPulls)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		t.Errorf("fake GitHub: unexpected %s %s", r.Method, r.URL)
 		http.NotFound(w, r)
@@ -175,6 +221,7 @@ func (f *FakeGitHub) createComment(w http.ResponseWriter, r *http.Request) {
 	c.ID = f.nextID
 	c.User = f.tokenUser()
 	f.comments[n] = append(f.comments[n], &c)
+	f.createdComments++
 	f.mu.Unlock()
 	writeJSON(w, http.StatusCreated, c)
 }
@@ -198,6 +245,7 @@ func (f *FakeGitHub) editComment(w http.ResponseWriter, r *http.Request) {
 					f.foreignEdits++
 				}
 				c.Body = in.Body
+				f.createdComments++
 				writeJSON(w, http.StatusOK, c)
 				return
 			}
@@ -369,6 +417,167 @@ func (f *FakeGitHub) createRef(w http.ResponseWriter, r *http.Request) {
 	}
 	f.branches[branch] = files
 	writeJSON(w, http.StatusCreated, map[string]any{"ref": in.Ref, "object": map[string]string{"sha": in.SHA}})
+}
+
+type checkOutput struct {
+	Title       string       `json:"title"`
+	Summary     string       `json:"summary"`
+	Annotations []Annotation `json:"annotations"`
+}
+
+// checkAnnotations validates a request's annotations as GitHub does.
+func checkAnnotations(w http.ResponseWriter, out *checkOutput) bool {
+	if out == nil {
+		return true
+	}
+	if len(out.Annotations) > 50 {
+		apiError(w, http.StatusUnprocessableEntity, fmt.Sprintf("%d annotations in one request; at most 50", len(out.Annotations)))
+		return false
+	}
+	if len(out.Summary) > 65535 {
+		apiError(w, http.StatusUnprocessableEntity, "output.summary is too long")
+		return false
+	}
+	for _, a := range out.Annotations {
+		switch {
+		case a.Path == "" || a.StartLine < 1 || a.EndLine < a.StartLine || a.Message == "":
+			apiError(w, http.StatusUnprocessableEntity, fmt.Sprintf("invalid annotation %+v", a))
+			return false
+		case a.AnnotationLevel != "notice" && a.AnnotationLevel != "warning" && a.AnnotationLevel != "failure":
+			apiError(w, http.StatusUnprocessableEntity, "bad annotation_level "+a.AnnotationLevel)
+			return false
+		}
+	}
+	return true
+}
+
+func (f *FakeGitHub) createCheck(w http.ResponseWriter, r *http.Request) {
+	if f.ReadOnly || f.NoChecks {
+		apiError(w, http.StatusForbidden, "Resource not accessible by integration")
+		return
+	}
+	var in struct {
+		CheckRun
+		Output *checkOutput `json:"output"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		apiError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if in.Name == "" || len(in.HeadSHA) != 40 {
+		apiError(w, http.StatusUnprocessableEntity, "name and head_sha are required")
+		return
+	}
+	if in.Conclusion != "" && in.Conclusion != "success" && in.Conclusion != "failure" && in.Conclusion != "neutral" {
+		apiError(w, http.StatusUnprocessableEntity, "bad conclusion "+in.Conclusion)
+		return
+	}
+	if !checkAnnotations(w, in.Output) {
+		return
+	}
+	f.mu.Lock()
+	f.nextID++
+	c := in.CheckRun
+	c.ID = f.nextID
+	if in.Output != nil {
+		c.Title, c.Summary, c.Annotations = in.Output.Title, in.Output.Summary, in.Output.Annotations
+		if len(in.Output.Annotations) > 0 {
+			c.Requests++
+		}
+	}
+	f.checks = append(f.checks, &c)
+	f.writes++
+	f.mu.Unlock()
+	writeJSON(w, http.StatusCreated, c)
+}
+
+func (f *FakeGitHub) updateCheck(w http.ResponseWriter, r *http.Request) {
+	if f.ReadOnly || f.NoChecks {
+		apiError(w, http.StatusForbidden, "Resource not accessible by integration")
+		return
+	}
+	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	var in struct {
+		Output *checkOutput `json:"output"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		apiError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if !checkAnnotations(w, in.Output) {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.checks {
+		if c.ID == id {
+			if in.Output != nil {
+				// As GitHub does, an update's annotations are added to the run's.
+				c.Annotations = append(c.Annotations, in.Output.Annotations...)
+				c.Title, c.Summary = in.Output.Title, in.Output.Summary
+				if len(in.Output.Annotations) > 0 {
+					c.Requests++
+				}
+			}
+			f.writes++
+			writeJSON(w, http.StatusOK, c)
+			return
+		}
+	}
+	apiError(w, http.StatusNotFound, "Not Found")
+}
+
+func (f *FakeGitHub) listPulls(w http.ResponseWriter, r *http.Request) {
+	owner, branch, _ := strings.Cut(r.URL.Query().Get("head"), ":")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := []map[string]any{}
+	for _, p := range f.pulls {
+		if r.URL.Query().Get("head") != "" && (p.HeadOwner != owner || p.HeadBranch != branch) {
+			continue
+		}
+		out = append(out, map[string]any{"number": p.Number, "head": map[string]any{
+			"sha": p.HeadSHA, "ref": p.HeadBranch, "label": p.HeadOwner + ":" + p.HeadBranch}})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// AddPull adds an open pull request.
+func (f *FakeGitHub) AddPull(p Pull) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pulls = append(f.pulls, p)
+}
+
+// CheckRuns returns copies of the check runs created so far, oldest first.
+func (f *FakeGitHub) CheckRuns() []CheckRun {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]CheckRun, 0, len(f.checks))
+	for _, c := range f.checks {
+		cc := *c
+		cc.Annotations = append([]Annotation(nil), c.Annotations...)
+		out = append(out, cc)
+	}
+	return out
+}
+
+// LastCheck returns the latest check run; it fails the test when none was created.
+func (f *FakeGitHub) LastCheck(t testing.TB) CheckRun {
+	t.Helper()
+	cs := f.CheckRuns()
+	if len(cs) == 0 {
+		t.Fatal("no check run was created")
+	}
+	return cs[len(cs)-1]
+}
+
+// Writes counts every successful write: comments created or edited, statuses, check
+// runs created or updated, contents PUTs.
+func (f *FakeGitHub) Writes() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.writes + len(f.statuses) + f.puts + f.createdComments
 }
 
 // URL is the API base URL (GITHUB_API_URL).

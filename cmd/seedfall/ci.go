@@ -91,7 +91,22 @@ func (e *ciEngine) Shrink(ctx context.Context, path string, r engine.Result, bud
 	if res.Exhausted {
 		note += " (budget reached: maybe not minimal)"
 	}
-	return res.Plan.Faults, note, nil
+	return res.Plan.Faults, note + shrunkFailureNote(r, res.Minimal), nil
+}
+
+// shrunkFailureNote says when and how the minimal plan's run fails, beside the
+// original's: the same bug (signature), but often at another time and with other
+// values (kvlog: 3.57s k0=v16, shrunk 11.40s k0=v48). Empty when they are the same.
+func shrunkFailureNote(orig engine.Result, minimal *engine.Result) string {
+	if minimal == nil || minimal.Failure == nil || orig.Failure == nil {
+		return ""
+	}
+	o, m := orig.Failure, minimal.Failure
+	if o.AtNS == m.AtNS && o.Reason == m.Reason {
+		return ""
+	}
+	return fmt.Sprintf("; the minimal plan fails at %s: %s (the seed's own faults: at %s)",
+		engine.FormatDuration(m.AtNS), m.Reason, engine.FormatDuration(o.AtNS))
 }
 
 // Mutate runs `seedfall mutate` over seeds with the config's operators.
@@ -231,13 +246,20 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "seedfall report: %s holds no results\n", *in)
 		return exitUsage
 	}
+	if err := checkSweepResults(*in, results, flagSet(fs, "c")); err != nil {
+		fmt.Fprintf(stderr, "seedfall report: %v\n", err)
+		return exitUsage
+	}
 	sort.Slice(results, func(i, j int) bool { return results[i].Seed < results[j].Seed })
 	if !flagSet(fs, "c") {
 		// The sweep recorded the config it ran, as given on its command line, so that
 		// the report's replay commands work from the same directory.
+		// It is named from where the report is made, when the sweep recorded its
+		// working directory and the config is there.
+		cwd, _ := os.Getwd()
 		for _, r := range results {
 			if r.Provenance != nil && r.Provenance.Config != "" {
-				*cfgPath = r.Provenance.Config
+				*cfgPath = r.Provenance.ConfigFrom(cwd)
 				break
 			}
 		}
@@ -262,4 +284,21 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	return code
+}
+
+// checkSweepResults refuses results that report cannot give a true replay command for:
+// a `replay -json` result (it may have replayed a fault plan, which a report's seed
+// commands would drop), and, unless -c names the config, a result that does not record
+// the config its sweep ran.
+func checkSweepResults(in string, results []engine.Result, configGiven bool) error {
+	for _, r := range results {
+		p := r.Provenance
+		switch {
+		case p != nil && p.Faults != "":
+			return fmt.Errorf("%s: seed %d is a `seedfall replay -json` result of the plan %s, not a sweep's: report renders results of `seedfall run -out` (replay it with: seedfall replay -c %s -seed %d -faults %s)", in, r.Seed, p.Faults, p.Config, r.Seed, p.Faults)
+		case !configGiven && (p == nil || p.Config == ""):
+			return fmt.Errorf("%s: seed %d does not record the config it ran (a `seedfall replay -json` result, or results from an older seedfall?): report renders results of `seedfall run -out`; name the config with -c to render these", in, r.Seed)
+		}
+	}
+	return nil
 }

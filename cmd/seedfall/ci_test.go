@@ -75,6 +75,7 @@ func runCI(t *testing.T, gh *githubtest.FakeGitHub, step, event string, payload 
 		"GITHUB_SHA":          sha,
 		"GITHUB_REF":          ref,
 		"GITHUB_RUN_ID":       fmt.Sprint(runID),
+		"GITHUB_WORKSPACE":    filepath.Join("..", ".."),
 	} {
 		t.Setenv(k, v)
 	}
@@ -179,6 +180,39 @@ func ciPushEvent(after string) map[string]any {
 	}
 }
 
+// kvstoreAnnotation is the workflow command that annotates kvlog's failure in its
+// repository file, mapped from the guest's module path through go.mod.
+var kvstoreAnnotation = regexp.MustCompile(`(?m)^::error file=examples/kvlog/kvstore/kvstore\.go,line=[1-9][0-9]*,title=seedfall new failure::sig-[0-9a-f]{12}: client#1: acknowledged write lost`)
+
+// TestCIAnnotatesRepositoryLine (issue 27, acceptance 2): `seedfall ci` run locally from
+// the repository's root on examples/kvlog with GITHUB_ACTIONS=true prints an ::error
+// annotation at examples/kvlog/kvstore/kvstore.go and a line. Negative control: with the
+// workspace elsewhere, the module is not the repository's and the annotation has no file.
+func TestCIAnnotatesRepositoryLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds kvlog and sweeps one seed: skipped in -short")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(root)
+	t.Setenv("GITHUB_ACTIONS", "true")
+	for _, k := range []string{"GITHUB_WORKSPACE", "GITHUB_EVENT_NAME", "GITHUB_EVENT_PATH", "GITHUB_REPOSITORY", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_TOKEN"} {
+		t.Setenv(k, "")
+	}
+	args := []string{"ci", "-c", "examples/kvlog/seedfall.json", "-seeds", "2", "-shrink-budget", "0s", "-out", t.TempDir()}
+	code, stdout, stderr := runCLI(t, args...)
+	if code != exitFail || !kvstoreAnnotation.MatchString(stdout) {
+		t.Fatalf("exit %d, want %d and an annotation matching %s\nstdout:\n%s\nstderr:\n%s", code, exitFail, kvstoreAnnotation, stdout, tail(stderr, 2000))
+	}
+	t.Setenv("GITHUB_WORKSPACE", t.TempDir())
+	_, stdout, _ = runCLI(t, args...)
+	if strings.Contains(stdout, "::error file=") || !strings.Contains(stdout, "::error title=seedfall new failure::") {
+		t.Errorf("with the workspace elsewhere: want an annotation without a file:\n%s", stdout)
+	}
+}
+
 var replayCmd = regexp.MustCompile(`seedfall replay -c \S*examples/kvlog/seedfall\.json -seed \d+`)
 
 // TestCIEndToEnd walks kvlog's recovery bug through a pull request's life with the real
@@ -220,15 +254,21 @@ func TestCIEndToEnd(t *testing.T) {
 	if !replayCmd.MatchString(first.Body) {
 		t.Errorf("run 1: the comment lacks a replay command (%s):\n%s", replayCmd, first.Body)
 	}
-	st := gh.LastStatus(t)
-	if st.State != "failure" || st.SHA != head1 || st.Context != "seedfall" {
-		t.Errorf("run 1: status %+v, want failure on the PR head %s", st, head1)
+	st := gh.LastCheck(t)
+	if st.Conclusion != "failure" || st.HeadSHA != head1 || st.Name != "seedfall" {
+		t.Errorf("run 1: check run %+v, want failure on the PR head %s", st, head1)
+	}
+	if len(st.Annotations) != 1 || st.Annotations[0].Path != "examples/kvlog/kvstore/kvstore.go" || st.Annotations[0].StartLine < 1 {
+		t.Errorf("run 1: check run annotations %+v, want one in examples/kvlog/kvstore/kvstore.go", st.Annotations)
 	}
 	if !strings.Contains(r1.summary, "acknowledged write lost") || !replayCmd.MatchString(r1.summary) {
 		t.Errorf("run 1: the job summary lacks the failure or its replay command:\n%s", r1.summary)
 	}
-	if !strings.Contains(r1.stdout, "::error title=seedfall new failure::") {
-		t.Errorf("run 1: no error annotation:\n%s", r1.stdout)
+	if !kvstoreAnnotation.MatchString(r1.stdout) {
+		t.Errorf("run 1: no error annotation at kvstore.go (%s):\n%s", kvstoreAnnotation, r1.stdout)
+	}
+	if !regexp.MustCompile(`minimal plan fails at \d[^:]*: client#\d+: acknowledged write lost`).MatchString(first.Body + r1.summary) {
+		t.Logf("run 1: the shrink note does not give the minimal plan's own failure (same time and reason as the seed's?):\n%s", first.Body)
 	}
 	if _, ok := gh.File(ciBranch, ci.DefaultBaselinePath); ok {
 		t.Fatal("run 1: a pull request wrote the baseline")
@@ -256,8 +296,8 @@ func TestCIEndToEnd(t *testing.T) {
 			t.Errorf("run 2: baseline signature %s is not the one run 1 commented on:\n%s", sig, first.Body)
 		}
 	}
-	if st := gh.LastStatus(t); st.SHA != merge || st.State != "failure" {
-		t.Errorf("run 2: status %+v, want failure on %s", st, merge)
+	if st := gh.LastCheck(t); st.HeadSHA != merge || st.Conclusion != "failure" {
+		t.Errorf("run 2: check run %+v, want failure on %s", st, merge)
 	}
 
 	// 3. A later push to the PR, the bug still there: known, the comment edited.
@@ -276,10 +316,10 @@ func TestCIEndToEnd(t *testing.T) {
 	if n := len(gh.Comments(ciPR)); n != 2 {
 		t.Errorf("run 3: %d comments on the PR, want 2 (someone's and seedfall's)", n)
 	}
-	if st := gh.LastStatus(t); st.State != "success" || st.SHA != head2 {
-		t.Errorf("run 3: status %+v, want success on %s (fail-on new; the failure is known)", st, head2)
+	if st := gh.LastCheck(t); st.Conclusion != "success" || st.HeadSHA != head2 {
+		t.Errorf("run 3: check run %+v, want success on %s (fail-on new; the failure is known)", st, head2)
 	}
-	if strings.Contains(r3.stdout, "::error title=seedfall new failure::") {
+	if strings.Contains(r3.stdout, "::error ") {
 		t.Errorf("run 3: a known failure was annotated as new:\n%s", r3.stdout)
 	}
 	if r3.summary == "" {
@@ -289,8 +329,8 @@ func TestCIEndToEnd(t *testing.T) {
 	// 4. The fix: the same seeds pass with the fixed recovery.
 	r4 := runCI(t, gh, "run 4 (PR, fixed)", "pull_request", ciPREvent(head3), mrgPR, 104, kvlogFixed)
 	r4.wantOutputs(t, exitPass, "0", "0", "1", "success")
-	if st := gh.LastStatus(t); st.State != "success" || st.SHA != head3 || !strings.Contains(st.Description, "1 fixed") {
-		t.Errorf("run 4: status %+v, want success with 1 fixed on %s", st, head3)
+	if st := gh.LastCheck(t); st.Conclusion != "success" || st.HeadSHA != head3 || !strings.Contains(st.Title, "1 fixed") {
+		t.Errorf("run 4: check run %+v, want success with 1 fixed on %s", st, head3)
 	}
 	cs = gh.MarkerComments(ciPR, ci.CommentMarker)
 	if len(cs) != 1 || cs[0].ID != first.ID || !strings.Contains(cs[0].Body, "fixed") {
@@ -299,8 +339,8 @@ func TestCIEndToEnd(t *testing.T) {
 	if r4.summary == "" {
 		t.Error("run 4: empty job summary")
 	}
-	if n := len(gh.Statuses()); n != 4 {
-		t.Errorf("%d commit statuses set, want 4 (one per run)", n)
+	if n := len(gh.CheckRuns()); n != 4 || len(gh.Statuses()) != 0 {
+		t.Errorf("%d check runs and %d commit statuses, want 4 check runs (one per run) and no status", n, len(gh.Statuses()))
 	}
 	if n := gh.Puts(); n != 0 {
 		// The data branch was created through the git API by the push; PRs only read.

@@ -37,6 +37,8 @@ func commands() []command {
 		{"report", "render results as HTML, Markdown or JUnit: seedfall report -in results.jsonl", cmdReport},
 		{"ci", "the GitHub Action's entrypoint (also runs locally)", cmdCI},
 		{"merge", "join sharded result files: seedfall merge -o all.jsonl a.jsonl b.jsonl", cmdMerge},
+		{"cache", "show the cache's size, or shrink it: seedfall cache prune [-max-size 1GB]", cmdCache},
+		{"version", "print the version that results and plans record", cmdVersion},
 		{"mcp", "stdio MCP server exposing run, replay, shrink and cause to coding agents", cmdMCP},
 		{"worker", "internal: run seeds read from stdin (used by run)", cmdWorker},
 	}

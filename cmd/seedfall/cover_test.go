@@ -116,3 +116,63 @@ func TestReportCover(t *testing.T) {
 		t.Errorf("report.html lists recoverFromMarker, which ran after a crash, as unreached")
 	}
 }
+
+// TestCoverProfileReadsPatchedSources: with a node's patches, `run -cover DIR` writes
+// DIR/profile.out, which `go tool cover -func` reads from any directory against the
+// patched sources the node was built from, so it agrees with `go tool covdata func`
+// on the same data (issue 35 point 1, examples/tidwall-wal/tidwall.cover.json). The
+// control: the plain textfmt profile, read against the unpatched module, disagrees.
+func TestCoverProfileReadsPatchedSources(t *testing.T) {
+	t.Parallel()
+	cfg := filepath.Join("..", "..", "examples", "tidwall-wal", "tidwall.cover.json")
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI(t, "run", "-c", cfg, "-seeds", "1-2", "-workers", "2", "-cover", dir, "-q")
+	if code != exitPass {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "go tool cover -html "+filepath.Join(dir, "profile.out")) {
+		t.Errorf("the summary does not name the profile:\n%s", stdout)
+	}
+	total := func(out []byte) string {
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		f := strings.Fields(lines[len(lines)-1])
+		return f[len(f)-1]
+	}
+	tool := func(wd string, args ...string) []byte {
+		t.Helper()
+		cmd := exec.Command("go", append([]string{"tool"}, args...)...)
+		cmd.Dir = wd
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("go tool %v (in %s): %v\n%s", args, wd, err, out)
+		}
+		return out
+	}
+	anywhere := t.TempDir()
+	covdata := total(tool(anywhere, "covdata", "func", "-i", dir))
+	cover := total(tool(anywhere, "cover", "-func", filepath.Join(dir, "profile.out")))
+	if cover != covdata {
+		t.Errorf("go tool cover -func says %s, go tool covdata func %s", cover, covdata)
+	}
+	patched, err := os.ReadFile(filepath.Join(dir, "src", "github.com", "tidwall", "wal", "wal.go"))
+	if err != nil || !bytes.Contains(patched, []byte("Sync")) {
+		t.Errorf("no patched copy of wal.go under %s/src: %v", dir, err)
+	}
+	// The control: covdata's own textfmt names the module's unpatched wal.go, and cover
+	// reading that (from the example's module) counts other functions.
+	raw := filepath.Join(t.TempDir(), "raw.out")
+	tool(anywhere, "covdata", "textfmt", "-i", dir, "-o", raw)
+	if unpatched := total(tool(filepath.Dir(cfg), "cover", "-func", raw)); unpatched == covdata {
+		t.Errorf("control: cover -func on the unpatched sources also says %s: this test no longer sees the difference", unpatched)
+	} else {
+		t.Logf("control: against the unpatched module cover -func says %s, covdata %s", unpatched, covdata)
+	}
+	// The README's cover commands are the ones that work from the repository root.
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "$ go tool cover -html cover/profile.out") || strings.Contains(string(readme), "go tool cover -html cover.out") {
+		t.Error("the README's cover commands are not the profile.out ones that work from any directory")
+	}
+}

@@ -18,7 +18,7 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	cfgPath := fs.String("c", "seedfall.json", "config `file`")
 	seed := fs.Uint64("seed", 0, "the failing seed (required)")
 	faults := fs.String("faults", "", "start from this fault plan `file` instead of the seed's own")
-	out := fs.String("o", "", "save the minimal plan to `file` (default seed-N.faults.json next to the config)")
+	out := fs.String("o", "", "save the minimal plan to `file` (default CONFIG.seed-N.faults.json next to the config: seedfall.seed-2.faults.json for seedfall.json)")
 	budget := fs.Duration("budget", 5*time.Minute, "wall-clock budget")
 	workers := fs.Int("workers", runtime.NumCPU(), "parallel runs")
 	jsonOut := fs.Bool("json", false, "print JSON")
@@ -49,7 +49,7 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	planFile := *out
 	if planFile == "" {
-		planFile = filepath.Join(filepath.Dir(*cfgPath), fmt.Sprintf("seed-%d.faults.json", *seed))
+		planFile = cli.DefaultPlanPath(*cfgPath, *seed)
 	}
 	res.Plan.Provenance = sim.Provenance(*cfgPath)
 	if err := cli.SavePlan(planFile, res.Plan); err != nil {
@@ -136,7 +136,7 @@ func cmdCause(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		enc.Encode(causeJSON{res, bars})
-		return exitPass
+		return exitFail
 	}
 	name := filepath.Base(filepath.Dir(sim.Config().Path))
 	fmt.Fprintf(stdout, "# %s, seed %d: %d alternate futures in %.0fs\n", name, *seed, res.Futures, time.Duration(res.WallNS).Seconds())
@@ -149,5 +149,7 @@ func cmdCause(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	} else {
 		fmt.Fprintln(stdout, "no jump: P(fail) never rises (the failure may not depend on the faults)")
 	}
-	return exitPass
+	// The seed fails (cause refuses a passing one), so cause exits as replay and
+	// shrink do on it: 1, a failure was found.
+	return exitFail
 }

@@ -78,6 +78,15 @@ func TestShrinkReplaysInAnotherProcess(t *testing.T) {
 	if !strings.Contains(sh.Failure.Reason, "acknowledged write lost") || len(sh.Failure.FaultsBeforeFailure) != sh.MinimalFaults {
 		t.Fatalf("shrink failure %+v", sh.Failure)
 	}
+	// The plan names its config relative to itself (issue 35 point 5), never absolute.
+	var saved engine.FaultPlan
+	if data, err := os.ReadFile(plan); err != nil || json.Unmarshal(data, &saved) != nil || saved.Provenance == nil {
+		t.Fatalf("read the saved plan: %v", err)
+	}
+	wantCfg, _ := filepath.Abs(kvlogBuggy)
+	if c := saved.Provenance.Config; filepath.IsAbs(c) || filepath.Join(filepath.Dir(plan), filepath.FromSlash(c)) != wantCfg {
+		t.Errorf("plan records config %q, want %s relative to the plan's folder", c, wantCfg)
+	}
 	// Replay the saved plan in a separate process.
 	exe, err := os.Executable()
 	if err != nil {
@@ -146,8 +155,8 @@ func TestCauseNamesTheCrashMidWrite(t *testing.T) {
 // at the crash during the write, and the bystander partition leaves the curve flat.
 func causeCurve(t *testing.T, seed uint64, withBystander string) {
 	code, stdout, stderr := runCLI(t, "cause", "-c", kvlogBuggy, "-seed", itoa(seed), "-faults", withBystander, "-moments", "8", "-futures", "16", "-json")
-	if code != exitPass {
-		t.Fatalf("cause: exit %d\n%s", code, stderr)
+	if code != exitFail {
+		t.Fatalf("cause: exit %d, want %d like replay and shrink of a failing seed\n%s", code, exitFail, stderr)
 	}
 	var res struct {
 		Moments []struct {

@@ -88,6 +88,11 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 	}
 	if *jsonOut {
+		// The result names the config and the plan it replayed, so that whatever reads
+		// it (seedfall report refuses it) knows it is one replay, not a sweep's seed.
+		prov := *now
+		prov.Faults = *faults
+		r.Provenance = &prov
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		enc.Encode(r)

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -46,6 +48,43 @@ func TestReportFromResults(t *testing.T) {
 	}
 	if strings.Contains(string(md), "1,2,3") || !strings.Contains(string(md), "1-100") {
 		t.Errorf("report.md lists the seeds one by one, or not as 1-100:\n%s", md)
+	}
+	// A report for a person at a terminal (issue 35 point 3): no workflow commands, no
+	// `seedfall ci:` lines, no sections about a shrink that report never runs or a
+	// trace it does not have, and the concrete faults before the failure inline.
+	for _, bad := range []string{"::error", "::warning", "seedfall ci:"} {
+		if strings.Contains(stdout, bad) {
+			t.Errorf("report prints %q outside Actions:\n%s", bad, stdout)
+		}
+	}
+	html, err := os.ReadFile(filepath.Join(out, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"shrink-budget is 0", "No minimal schedule", "No trace excerpt", "Minimal fault schedule"} {
+		if strings.Contains(string(html)+string(md), bad) {
+			t.Errorf("the report shows %q", bad)
+		}
+	}
+	if !regexp.MustCompile(`<h3>Faults before the failure \(\d+\)</h3>\n<ol class="faults before mono">\n<li>\d[^<]* crash server`).Match(html) {
+		t.Errorf("report.html does not list the faults before the failure inline")
+	}
+
+	// A replay -json result of a plan is refused, naming the plan to replay instead.
+	one := filepath.Join(dir, "one.json")
+	plan := filepath.Join("..", "..", "examples", "kvlog", "seed-2.faults.json")
+	code, stdout, _ = runCLI(t, "replay", "-c", kvlogBuggy, "-seed", "2", "-faults", plan, "-json")
+	if code != exitFail {
+		t.Fatalf("replay -json: exit %d", code)
+	}
+	var line bytes.Buffer // as a results file holds it: one JSON object a line
+	if err := json.Compact(&line, []byte(stdout)); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(one, append(line.Bytes(), '\n'), 0o644)
+	code, _, stderr = runCLI(t, "report", "-in", one, "-out", filepath.Join(dir, "r2"))
+	if code != exitUsage || !strings.Contains(stderr, "replay -json") || !strings.Contains(stderr, "-faults "+plan) {
+		t.Errorf("report of a replay -json result: exit %d, %s", code, stderr)
 	}
 }
 

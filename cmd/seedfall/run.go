@@ -210,6 +210,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "seedfall run: -cover: %v\n", err)
 				return exitUsage
 			}
+			if _, err := engine.WriteCoverageProfile(*coverDir, sim.Config()); err != nil {
+				fmt.Fprintf(stderr, "seedfall run: -cover: %v\n", err)
+				return exitUsage
+			}
 		}
 		cs, err := cli.SummarizeCoverage(c)
 		if err != nil {
@@ -221,6 +225,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *out != "" {
 		prov := sim.Provenance(*cfgPath)
+		if wd, err := os.Getwd(); err == nil {
+			prov.WorkDir = wd
+		}
 		for _, r := range results {
 			r.Provenance = prov
 		}

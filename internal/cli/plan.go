@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/seedfall/seedfall/engine"
 )
@@ -33,10 +35,38 @@ func ParsePlan(name string, data []byte) (*engine.FaultPlan, error) {
 }
 
 // SavePlan writes a fault plan file that replays with LoadPlan (`seedfall replay -faults`).
+// The config its provenance names is recorded relative to the plan's folder, so the plan
+// still finds it from another checkout or machine.
 func SavePlan(path string, p *engine.FaultPlan) error {
+	if p.Provenance != nil {
+		q := *p
+		q.Provenance = p.Provenance.ForPlan(path)
+		p = &q
+	}
 	data, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// DefaultPlanPath is where shrink saves the minimal plan of seed when no -o is given:
+// next to the config, named by the config and the seed (seedfall.json, seed 2:
+// seedfall.seed-2.faults.json), so that the configs of one folder never share a file.
+func DefaultPlanPath(config string, seed uint64) string {
+	stem := strings.TrimSuffix(filepath.Base(config), filepath.Ext(config))
+	return filepath.Join(filepath.Dir(config), fmt.Sprintf("%s.seed-%d.faults.json", stem, seed))
+}
+
+// FreePlanPath is DefaultPlanPath, or, when that file exists, the first of
+// NAME.seed-N.2.faults.json, NAME.seed-N.3.faults.json, … that does not: for callers
+// that promise never to overwrite a file (the MCP server's shrink).
+func FreePlanPath(config string, seed uint64) string {
+	p := DefaultPlanPath(config, seed)
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(p); os.IsNotExist(err) {
+			return p
+		}
+		p = strings.TrimSuffix(DefaultPlanPath(config, seed), ".faults.json") + fmt.Sprintf(".%d.faults.json", i)
+	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/seedfall/seedfall/engine"
@@ -185,6 +186,7 @@ func CoverageLines(c *CoverageSummary) []string {
 	}
 	if c.Dir != "" {
 		out = append(out, fmt.Sprintf("  coverage data in %s: go tool covdata percent -i %s", c.Dir, c.Dir))
+		out = append(out, fmt.Sprintf("  source view from anywhere: go tool cover -html %s", filepath.Join(c.Dir, engine.CoverageProfileName)))
 	}
 	return out
 }

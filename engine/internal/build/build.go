@@ -1,6 +1,6 @@
 // Package build turns a node of the config into a wasip1 module: it runs go build with
 // GOOS=wasip1, writes the build overlay (seedfall's net package for net_overlay, the
-// patched dependency files of patches) and, for patched files in the module cache,
+// patched runtime of interleave, the patched dependency files of patches) and, for patched files in the module cache,
 // patched copies of their modules with a -modfile that points at them.
 //
 // It owns the cache directories "wasm", "overlay" and their contents under CacheDir. It
@@ -21,8 +21,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/seedfall/seedfall/engine/internal/cover"
+	"github.com/seedfall/seedfall/engine/internal/interleave"
 	"github.com/seedfall/seedfall/engine/internal/overlay"
 )
 
@@ -61,6 +63,9 @@ type Spec struct {
 	Tags       []string
 	NetOverlay bool
 	Patches    []string // unified diffs, relative to Dir
+	// Interleave builds the node with the runtime of internal/interleave, whose
+	// scheduler asks the host which ready goroutine runs next.
+	Interleave bool
 	// Coverage, when set, builds the node with coverage instrumentation (the
 	// config's "coverage"): its flags, and the hook file of internal/cover in the
 	// overlay.
@@ -86,6 +91,19 @@ func verifyCoverageBuild(wasm []byte) error {
 		names[i] = im.String()
 	}
 	return cover.VerifyBuild(names)
+}
+
+// verifyInterleaveBuild checks that a module built with interleave got the overlay.
+func verifyInterleaveBuild(wasm []byte) error {
+	ims, err := overlay.Imports(wasm)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(ims))
+	for i, im := range ims {
+		names[i] = im.String()
+	}
+	return interleave.VerifyBuild(names)
 }
 
 // Node compiles one node's package to a wasip1 module and returns its path in the
@@ -115,6 +133,9 @@ func Node(ctx context.Context, n Spec) (string, error) {
 			if n.Coverage != nil {
 				n.Coverage.Output(rec.Output)
 			}
+			// Reused: its modification time says when it was last used (cache prune).
+			now := time.Now()
+			os.Chtimes(p, now, now)
 			builds.skipped.Add(1)
 			return p, nil
 		}
@@ -127,7 +148,7 @@ func Node(ctx context.Context, n Spec) (string, error) {
 	tmp.Close()
 	defer os.Remove(tmp.Name())
 	args := append([]string{"build", "-o", tmp.Name()}, flags...)
-	needOverlay := n.NetOverlay || len(n.Patches) > 0 || n.Coverage != nil
+	needOverlay := n.NetOverlay || len(n.Patches) > 0 || n.Coverage != nil || n.Interleave
 	if needOverlay {
 		ov, modfile, err := writeOverlay(n)
 		if err != nil {
@@ -163,6 +184,11 @@ func Node(ctx context.Context, n Spec) (string, error) {
 			return "", fmt.Errorf("build node %q with net_overlay: %w", n.Name, err)
 		}
 	}
+	if n.Interleave {
+		if err := verifyInterleaveBuild(data); err != nil {
+			return "", fmt.Errorf("build node %q with interleave: %w", n.Name, err)
+		}
+	}
 	if n.Coverage != nil {
 		n.Coverage.Output(out.String())
 		if err := verifyCoverageBuild(data); err != nil {
@@ -175,6 +201,11 @@ func Node(ctx context.Context, n Spec) (string, error) {
 		if err := os.Rename(tmp.Name(), dst); err != nil {
 			return "", err
 		}
+	} else {
+		// Reused: its modification time says when it was last used, so that
+		// `seedfall cache prune -max-size` evicts the builds no one uses any more.
+		now := time.Now()
+		os.Chtimes(dst, now, now)
 	}
 	// Recorded only if the inputs did not change while go build read them.
 	if keyErr == nil {
@@ -230,6 +261,15 @@ func writeOverlay(n Spec) (ovPath, modfile string, err error) {
 		}
 		replace[orig] = repl
 	}
+	if n.Interleave {
+		files, err := interleave.WriteOverlay(filepath.Join(dir, "interleave"), root)
+		if err != nil {
+			return "", "", fmt.Errorf("build node %q: %w", n.Name, err)
+		}
+		for orig, repl := range files {
+			replace[orig] = repl
+		}
+	}
 	modcache := ""
 	mods := map[string]*patchedModule{}
 	if len(n.Patches) > 0 {
@@ -237,8 +277,12 @@ func writeOverlay(n Spec) (ovPath, modfile string, err error) {
 			return "", "", err
 		}
 	}
+	// Entries apply in order: one that edits a file an earlier entry edited patches the
+	// earlier result, so that the two compose instead of the later silently winning.
+	patched := map[string][]byte{}
+	editedBy := map[string]string{}
 	for i, patch := range n.Patches {
-		files, err := applyPatch(n, filepath.Join(n.Dir, patch))
+		files, err := applyPatch(n, filepath.Join(n.Dir, patch), patched, editedBy)
 		if err != nil {
 			return "", "", fmt.Errorf("node %q patches[%d] (%s): %w", n.Name, i, patch, err)
 		}
@@ -256,6 +300,8 @@ func writeOverlay(n Spec) (ovPath, modfile string, err error) {
 			}
 		}
 		for orig, content := range files {
+			patched[orig] = content
+			editedBy[orig] = fmt.Sprintf("patches[%d] (%s)", i, patch)
 			p := filepath.Join(dir, "patched", shortHash(orig)+"-"+filepath.Base(orig))
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				return "", "", err

@@ -19,6 +19,7 @@ import (
 	"sync"
 
 	"github.com/seedfall/seedfall/engine/internal/cover"
+	"github.com/seedfall/seedfall/engine/internal/interleave"
 	"github.com/seedfall/seedfall/engine/internal/overlay"
 )
 
@@ -31,8 +32,9 @@ import (
 // The inputs are:
 //   - the go command's environment for GOOS=wasip1 (`go env -json`: the toolchain's
 //     version and GOROOT, GOFLAGS, GOEXPERIMENT, GOMOD, GOWORK, ...);
-//   - the node's package, tags, net_overlay, coverage flags, and the patch files'
-//     contents, and seedfall's own overlay files (net package, coverage hooks);
+//   - the node's package, tags, net_overlay, interleave, coverage flags, and the patch
+//     files' contents, and seedfall's own overlay files (net package, coverage hooks,
+//     interleave runtime);
 //   - every file of the main module's tree, of each directory a go.mod replace points
 //     at, and of go.work and each of its use directories: by content, so that touching
 //     a file without changing it does not rebuild. Nested modules, directories whose
@@ -123,6 +125,9 @@ func inputsKey(n Spec, args []string) (string, error) {
 	}
 	if n.Coverage != nil {
 		writeField(h, "coverage", []byte(cover.Fingerprint()))
+	}
+	if n.Interleave {
+		writeField(h, "interleave", []byte(interleave.Fingerprint()))
 	}
 	for _, p := range n.Patches {
 		data, err := os.ReadFile(filepath.Join(n.Dir, p))

@@ -132,3 +132,38 @@ replace (
 		t.Fatalf("use dirs %v", got)
 	}
 }
+
+// TestInputsKeyOverlays: each overlay and flag is part of the key.
+func TestInputsKeyOverlays(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module m\n\ngo 1.21\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644)
+	base := Spec{Dir: dir, Name: "n", Pkg: "."}
+	variants := map[string]Spec{"base": base}
+	v := base
+	v.NetOverlay = true
+	variants["net_overlay"] = v
+	v = base
+	v.Interleave = true
+	variants["interleave"] = v
+	v = base
+	v.Tags = []string{"x"}
+	variants["tags"] = v
+	seen := map[string]string{}
+	for name, s := range variants {
+		k, err := inputsKey(s, []string{"."})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if other, ok := seen[k]; ok {
+			t.Fatalf("%s and %s have the same key", name, other)
+		}
+		seen[k] = name
+	}
+	// Negative control: the same spec twice has one key.
+	a, _ := inputsKey(base, []string{"."})
+	b, _ := inputsKey(base, []string{"."})
+	if a != b {
+		t.Fatalf("one spec, two keys: %s %s", a, b)
+	}
+}

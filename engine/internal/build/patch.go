@@ -16,8 +16,11 @@ import (
 // ("--- a/github.com/tidwall/wal/wal.go", "+++ b/github.com/tidwall/wal/wal.go"),
 // finds each file's package in the node's module graph with `go list`, applies the
 // hunks, and returns the patched contents keyed by the original file's absolute path,
-// for the build overlay. Dependencies are never edited in place.
-func applyPatch(n Spec, patchPath string) (map[string][]byte, error) {
+// for the build overlay. Dependencies are never edited in place. A file that an earlier
+// entry of the node's patches already edited is patched on top of that edit: base maps
+// such files to their contents so far, and editedBy to the entry that last edited them
+// (named in the error when a hunk no longer applies).
+func applyPatch(n Spec, patchPath string, base map[string][]byte, editedBy map[string]string) (map[string][]byte, error) {
 	data, err := os.ReadFile(patchPath)
 	if err != nil {
 		return nil, err
@@ -39,12 +42,20 @@ func applyPatch(n Spec, patchPath string) (map[string][]byte, error) {
 			return nil, fmt.Errorf("locate package %s for %s: %v: %s", pkg, f.name, err, strings.TrimSpace(stderr.String()))
 		}
 		orig := filepath.Join(strings.TrimSpace(string(dir)), path.Base(f.name))
-		src, err := os.ReadFile(orig)
-		if err != nil {
-			return nil, err
+		src, edited := out[orig]
+		if !edited {
+			src, edited = base[orig]
+		}
+		if !edited {
+			if src, err = os.ReadFile(orig); err != nil {
+				return nil, err
+			}
 		}
 		patched, err := applyHunks(src, f.hunks)
 		if err != nil {
+			if by := editedBy[orig]; by != "" {
+				return nil, fmt.Errorf("%s: %w, on top of %s, which edits the same file (patches apply in order: make this one a diff against the file as %s leaves it, or merge the two)", f.name, err, by, by)
+			}
 			return nil, fmt.Errorf("%s: %w", f.name, err)
 		}
 		out[orig] = patched
@@ -159,4 +170,23 @@ func matchAt(lines []string, at int, old []string) bool {
 		}
 	}
 	return true
+}
+
+// PatchedFiles applies the node's patches in order, as its build does, and returns the
+// patched contents keyed by the original file's absolute path. Coverage uses it to show
+// `go tool cover` the sources the node was built from.
+func PatchedFiles(n Spec) (map[string][]byte, error) {
+	patched := map[string][]byte{}
+	editedBy := map[string]string{}
+	for i, patch := range n.Patches {
+		files, err := applyPatch(n, filepath.Join(n.Dir, patch), patched, editedBy)
+		if err != nil {
+			return nil, fmt.Errorf("node %q patches[%d] (%s): %w", n.Name, i, patch, err)
+		}
+		for orig, content := range files {
+			patched[orig] = content
+			editedBy[orig] = fmt.Sprintf("patches[%d] (%s)", i, patch)
+		}
+	}
+	return patched, nil
 }

@@ -125,7 +125,8 @@ func (f *FS) Crash(r *rand.Rand, torn bool) CrashReport {
 		if len(in.pending) > 0 {
 			f.crashFile(in, r, torn, &rep)
 		}
-		in.data = slices.Clone(in.durable)
+		in.data.release()
+		in.data = in.durable.clone()
 		f.used += in.footprint()
 	}
 	return rep
@@ -162,11 +163,11 @@ func (f *FS) reachable(rep *CrashReport) map[Ino]int {
 
 func (f *FS) crashFile(in *inode, r *rand.Rand, torn bool, rep *CrashReport) {
 	var kept, dropped, tornN, tk, td int
-	buf := in.durable
+	buf := &in.durable
 	for _, op := range in.pending {
 		if op.trunc {
 			if r.IntN(2) == 0 {
-				buf = truncTo(buf, op.off)
+				buf.truncate(op.off)
 				rep.TruncatesKept++
 				kept++
 			} else {
@@ -183,7 +184,7 @@ func (f *FS) crashFile(in *inode, r *rand.Rand, torn bool, rep *CrashReport) {
 		}
 		switch r.IntN(choices) {
 		case 0:
-			buf = writeInto(buf, op.off, op.data)
+			buf.writeAt(op.data, op.off)
 			rep.WritesKept++
 			kept++
 		case 1:
@@ -191,7 +192,7 @@ func (f *FS) crashFile(in *inode, r *rand.Rand, torn bool, rep *CrashReport) {
 			dropped++
 		default:
 			m := int(first + f.unit*int64(r.IntN(cuts)))
-			buf = writeInto(buf, op.off, op.data[:m])
+			buf.writeAt(op.data[:m], op.off)
 			rep.WritesTorn++
 			rep.TornBytesKept += int64(m)
 			rep.TornBytesLost += int64(n - m)
@@ -200,7 +201,6 @@ func (f *FS) crashFile(in *inode, r *rand.Rand, torn bool, rep *CrashReport) {
 			td += n - m
 		}
 	}
-	in.durable = buf
 	in.pending, in.pendingBytes = nil, 0
 	rep.Lines = append(rep.Lines, fmt.Sprintf("ino %d: ops kept %d dropped %d torn %d (bytes kept %d lost %d)", in.ino, kept, dropped, tornN, tk, td))
 }

@@ -5,7 +5,19 @@
 //
 // The model is inode-based. Every regular file has volatile content (what
 // reads see), durable content (what survives a crash) and a list of pending
-// operations issued since its last sync. Every directory has volatile
+// operations issued since its last sync.
+//
+// Content is sparse and shared. A file's bytes live in PageSize pages under a
+// persistent radix tree (content.go): a page never written is a hole and
+// reads as zeros, so growing a file by truncate (how etcd preallocates its
+// 64 MB WAL segments) costs O(1) and allocates nothing. The volatile and
+// durable versions share every page neither changed since they were last
+// equal, copying a page (and the tree nodes above it) only when one side
+// writes to it. A Sync replays the pending operations onto the durable
+// version, costing the pages they touch; a Crash rebuilds the durable
+// version from its pending operations and then makes the volatile version a
+// clone of it in O(1). The footprint counted against Options.MaxBytes is
+// allocated pages, not sizes. Every directory has volatile
 // entries, durable entries and a list of pending namespace operations. A
 // Crash rebuilds the disk from durable state plus a random selection of the
 // pending operations, drawn from a caller-supplied random stream, so the same
@@ -92,12 +104,17 @@ type Options struct {
 	// so a file written only by appends persists nothing on its first sync.
 	ReorderSync bool
 
-	// MaxBytes caps the disk's footprint; operations that would exceed it
-	// fail with ENOSPC. 0 means DefaultMaxBytes. The footprint of a file is
-	// max(volatile size, durable size) plus the bytes of its pending writes,
-	// so unsynced data counts twice (page cache and disk) and a guest that
-	// overwrites without ever syncing is bounded too. Buffers grow by
-	// doubling, so host memory stays within a small multiple of MaxBytes.
+	// MaxBytes caps the disk's footprint; writes that would exceed it fail
+	// with ENOSPC. 0 means DefaultMaxBytes. The footprint of a file counts
+	// allocated pages as Linux counts allocated blocks: PageSize times the
+	// larger of its volatile and durable page counts, plus the bytes of its
+	// pending writes. A page is allocated when a write first touches it;
+	// holes (a truncate that grows the file, a write past the end) count
+	// nothing, and a 10-byte file counts one page. Unsynced data counts
+	// twice (page cache and disk), so a guest that overwrites without ever
+	// syncing is bounded too. Pages shared by the volatile and durable
+	// content count once, and each exists at most twice in host memory, so
+	// memory stays within a small multiple of MaxBytes.
 	MaxBytes int64
 	// MaxFileBytes caps the size of one regular file; writes and truncates
 	// past it fail with EFBIG. 0 means MaxFileSize.
@@ -139,8 +156,8 @@ type inode struct {
 	drefs int
 
 	// Regular files.
-	data         []byte // volatile content
-	durable      []byte
+	data         content // volatile content
+	durable      content // shares unchanged pages with data
 	pending      []fileOp
 	pendingBytes int64
 	spare        []byte // reusable buffer for the next pending write
@@ -243,7 +260,7 @@ func (f *FS) newInode(dir bool) *inode {
 func (f *FS) Used() int64 { return f.used }
 
 func (in *inode) footprint() int64 {
-	return int64(max(len(in.data), len(in.durable))) + in.pendingBytes
+	return max(in.data.pages(), in.durable.pages())*PageSize + in.pendingBytes
 }
 
 // splitPath validates a clean absolute path and returns its components; the
@@ -342,7 +359,7 @@ func (f *FS) Stat(ino Ino) (Stat, error) {
 	if err != nil {
 		return Stat{}, err
 	}
-	st := Stat{Ino: in.ino, Dir: in.dir, Size: int64(len(in.data)), Nlink: in.nlink,
+	st := Stat{Ino: in.ino, Dir: in.dir, Size: in.data.size, Nlink: in.nlink,
 		Atime: in.atime, Mtime: in.mtime, Ctime: in.ctime}
 	if in.dir && in.nlink > 0 {
 		st.Nlink = 2

@@ -3,6 +3,7 @@ package disk
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -231,7 +232,8 @@ func TestUnlinkKeepsOpenInode(t *testing.T) {
 }
 
 func TestRelease(t *testing.T) {
-	f := New(Options{MaxBytes: 1000})
+	// Room for one file (a page and its pending bytes) at a time.
+	f := New(Options{MaxBytes: 2 * PageSize})
 	for i := range 50 {
 		ino := appendFile(t, f, "/tmp", strings.Repeat("x", 100))
 		must(t, f.Unlink("/tmp"))
@@ -300,8 +302,23 @@ func TestLimits(t *testing.T) {
 			_, err := f.WriteAt(ino, []byte("x"), 200)
 			return err
 		}, ENOSPC},
-		{"truncate beyond MaxBytes", Options{MaxBytes: 100}, func(f *FS, ino Ino) error { return f.Truncate(ino, 101) }, ENOSPC},
-		{"unsynced overwrites are bounded", Options{MaxBytes: 100}, func(f *FS, ino Ino) error {
+		{"a write counts whole pages", Options{MaxBytes: PageSize}, func(f *FS, ino Ino) error {
+			_, err := f.WriteAt(ino, []byte("x"), 0)
+			return err
+		}, ENOSPC},
+		{"a truncate beyond MaxBytes allocates nothing", Options{MaxBytes: 100}, func(f *FS, ino Ino) error {
+			if err := f.Truncate(ino, 64<<20); err != nil {
+				return err
+			}
+			if err := f.Sync(ino, false, false); err != nil {
+				return err
+			}
+			if f.Used() != 0 {
+				return fmt.Errorf("Used %d after a preallocating truncate", f.Used())
+			}
+			return nil
+		}, nil},
+		{"unsynced overwrites are bounded", Options{MaxBytes: PageSize + 100}, func(f *FS, ino Ino) error {
 			for range 100 {
 				if _, err := f.WriteAt(ino, make([]byte, 10), 0); err != nil {
 					return err
@@ -309,7 +326,7 @@ func TestLimits(t *testing.T) {
 			}
 			return nil
 		}, ENOSPC},
-		{"synced overwrites fit", Options{MaxBytes: 100}, func(f *FS, ino Ino) error {
+		{"synced overwrites fit", Options{MaxBytes: PageSize + 100}, func(f *FS, ino Ino) error {
 			for range 100 {
 				if _, err := f.WriteAt(ino, make([]byte, 10), 0); err != nil {
 					return err
@@ -321,8 +338,15 @@ func TestLimits(t *testing.T) {
 			return nil
 		}, nil},
 		{"default cap is 256 MiB", Options{}, func(f *FS, ino Ino) error {
-			if _, err := f.WriteAt(ino, []byte("x"), DefaultMaxBytes); err != ENOSPC {
-				return errors.New("sparse write at 256 MiB accepted")
+			if f.MaxBytes() != DefaultMaxBytes {
+				return fmt.Errorf("MaxBytes %d", f.MaxBytes())
+			}
+			// The hole before a sparse write counts nothing.
+			if _, err := f.WriteAt(ino, []byte("x"), DefaultMaxBytes); err != nil {
+				return fmt.Errorf("sparse write at 256 MiB: %v", err)
+			}
+			if f.Used() != PageSize+1 {
+				return fmt.Errorf("Used %d after a 1-byte sparse write", f.Used())
 			}
 			return nil
 		}, nil},

@@ -71,11 +71,19 @@ func (f *FS) dump(durable bool) string {
 }
 
 func describe(in *inode, durable bool) string {
-	data := in.data
+	c := &in.data
 	if durable {
-		data = in.durable
+		c = &in.durable
 	}
-	sum := sha256.Sum256(data)
-	head := data[:min(len(data), 16)]
-	return fmt.Sprintf("size=%d sha=%x head=%q", len(data), sum[:6], head)
+	h := sha256.New()
+	var zeros [PageSize]byte
+	c.each(func(page []byte, n int) {
+		if page == nil {
+			page = zeros[:]
+		}
+		h.Write(page[:n])
+	})
+	head := make([]byte, min(c.size, 16))
+	c.readAt(head, 0)
+	return fmt.Sprintf("size=%d sha=%x head=%q", c.size, h.Sum(nil)[:6], head)
 }

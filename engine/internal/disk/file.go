@@ -29,10 +29,7 @@ func (f *FS) ReadAt(ino Ino, p []byte, off int64) (int, error) {
 		return 0, EINVAL
 	}
 	f.accessed(in)
-	if off >= int64(len(in.data)) {
-		return 0, nil
-	}
-	return copy(p, in.data[off:]), nil
+	return in.data.readAt(p, off), nil
 }
 
 // WriteAt writes p at off, extending the file with zeros if off is past its
@@ -61,11 +58,11 @@ func (f *FS) WriteAtPartial(ino Ino, p []byte, off int64, n int) (int, error) {
 	if end > f.maxFile {
 		return 0, EFBIG
 	}
-	foot := max(int64(len(in.data)), end, int64(len(in.durable))) + in.pendingBytes + int64(len(p))
-	if err := f.reserve(in, foot); err != nil {
+	pages := max(in.data.pages()+in.data.newPages(off, len(p)), in.durable.pages())
+	if err := f.reserve(in, pages*PageSize+in.pendingBytes+int64(len(p))); err != nil {
 		return 0, err
 	}
-	in.data = writeInto(in.data, off, p)
+	in.data.writeAt(p, off)
 	f.modified(in)
 	// Coalesce a write that continues the previous one (appends, sequential
 	// writes): one record keeps pending small and appends amortised O(len),
@@ -95,8 +92,10 @@ func (f *FS) reserve(in *inode, foot int64) error {
 }
 
 // Truncate sets the volatile size, zero-filling when growing, and records a
-// pending truncate. Errors: EBADF, EISDIR, EINVAL (negative size), EFBIG,
-// ENOSPC.
+// pending truncate. Growing allocates no pages (the new range is a hole, as
+// ftruncate leaves it on Linux), so it never fails with ENOSPC; shrinking
+// frees the pages past the new size. Errors: EBADF, EISDIR, EINVAL (negative
+// size), EFBIG.
 func (f *FS) Truncate(ino Ino, size int64) error {
 	in, err := f.file(ino)
 	if err != nil {
@@ -108,11 +107,9 @@ func (f *FS) Truncate(ino Ino, size int64) error {
 	if size > f.maxFile {
 		return EFBIG
 	}
-	foot := max(size, int64(len(in.durable))) + in.pendingBytes
-	if err := f.reserve(in, foot); err != nil {
-		return err
-	}
-	in.data = truncTo(in.data, size)
+	old := in.footprint()
+	in.data.truncate(size)
+	f.used += in.footprint() - old
 	f.modified(in)
 	in.pending = append(in.pending, fileOp{trunc: true, off: size})
 	return nil
@@ -166,7 +163,7 @@ func (f *FS) Sync(ino Ino, dataOnly bool, fail bool) error {
 	}
 	old := in.footprint()
 	for _, op := range in.pending[:n] {
-		in.durable = applyOp(in.durable, op)
+		in.durable.apply(op)
 		if !op.trunc {
 			in.pendingBytes -= int64(len(op.data))
 		}
@@ -235,48 +232,11 @@ func (f *FS) persistNs(d *inode, n int) {
 // spareMax bounds the write buffer an inode keeps for reuse after a sync.
 const spareMax = 64 << 10
 
-func applyOp(buf []byte, op fileOp) []byte {
+// apply replays a pending operation onto c.
+func (c *content) apply(op fileOp) {
 	if op.trunc {
-		return truncTo(buf, op.off)
+		c.truncate(op.off)
+		return
 	}
-	return writeInto(buf, op.off, op.data)
-}
-
-// writeInto writes p at off in buf, zero-filling any gap past the old end.
-// Appends are amortised O(len(p)) (see grow).
-func writeInto(buf []byte, off int64, p []byte) []byte {
-	end := int(off) + len(p)
-	if old := len(buf); end > old {
-		buf = grow(buf, end)
-		if int(off) > old {
-			// Capacity beyond len may hold bytes from before a truncate.
-			clear(buf[old:off])
-		}
-	}
-	copy(buf[off:], p)
-	return buf
-}
-
-// truncTo sets buf's length to size, zero-filling when growing.
-func truncTo(buf []byte, size int64) []byte {
-	n := int(size)
-	if old := len(buf); n > old {
-		buf = grow(buf, n)
-		clear(buf[old:])
-		return buf
-	}
-	return buf[:n]
-}
-
-// grow returns buf extended to length n, keeping its content. Capacity
-// doubles, unlike append's 1.25x for large slices: a log growing to tens of
-// MiB is copied about once instead of four times, for at most 2x memory.
-// Bytes past the old length are unspecified; callers clear what they expose.
-func grow(buf []byte, n int) []byte {
-	if n <= cap(buf) {
-		return buf[:n]
-	}
-	nb := make([]byte, n, max(n, 2*cap(buf), 64))
-	copy(nb, buf)
-	return nb
+	c.writeAt(op.data, op.off)
 }

@@ -126,7 +126,7 @@ func checkInvariants(t testing.TB, f *FS) {
 // invariants after every step and after crashes.
 func TestRandomOps(t *testing.T) {
 	names := []string{"/a", "/b", "/d/a", "/d/b", "/d/e/a", "/d", "/d/e"}
-	for _, opts := range []Options{{}, {StrictDirs: true}, {StrictDirs: true, RenameNonAtomic: true, ReorderSync: true}, {MaxBytes: 300}} {
+	for _, opts := range []Options{{}, {StrictDirs: true}, {StrictDirs: true, RenameNonAtomic: true, ReorderSync: true}, {MaxBytes: 3 * PageSize}} {
 		for seed := range uint64(30) {
 			r := rng(seed + 1000)
 			f := New(opts)
@@ -151,11 +151,13 @@ func TestRandomOps(t *testing.T) {
 					}
 				case 4, 5:
 					if len(open) > 0 {
-						f.WriteAt(open[r.IntN(len(open))], make([]byte, r.IntN(40)), int64(r.IntN(60)))
+						// Offsets up to 4 pages, so writes span, share and
+						// fill pages and hit MaxBytes.
+						f.WriteAt(open[r.IntN(len(open))], make([]byte, r.IntN(40)), int64(r.IntN(60)*(1+r.IntN(2)*300)))
 					}
 				case 6:
 					if len(open) > 0 {
-						f.Truncate(open[r.IntN(len(open))], int64(r.IntN(50)))
+						f.Truncate(open[r.IntN(len(open))], int64(r.IntN(50)*(1+r.IntN(2)*300)))
 					}
 				case 7:
 					if len(open) > 0 {

@@ -86,6 +86,13 @@ func TestImportsHandMade(t *testing.T) {
 		t.Errorf("VerifyImports without seedfall imports: %v", err)
 	}
 
+	// Other seedfall imports (interleave's runtime, coverage) do not prove the net
+	// overlay applied.
+	onlyRuntime := tinyModule(imp("wasi_snapshot_preview1", "fd_write", KindFunc, 0), imp("seedfall", "sched_pick", KindFunc, 0))
+	if err := VerifyImports(onlyRuntime); err == nil || !strings.Contains(err.Error(), "sock_") {
+		t.Errorf("VerifyImports with only seedfall.sched_pick: %v", err)
+	}
+
 	// A module without an import section has no imports.
 	bare := []byte("\x00asm\x01\x00\x00\x00")
 	bare = append(bare, section(1, []byte{0})...)

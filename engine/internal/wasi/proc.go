@@ -18,8 +18,8 @@ import (
 // The contract:
 //
 //   - The host never reads the host's clock, never draws from a random source of its own
-//     and never iterates a map: time is Now, Clock and Advance; randomness is RandUint64
-//     and CrashStream; so a seed replays exactly.
+//     and never iterates a map: time is Now, Clock and Advance; randomness is RandUint64,
+//     SchedPick and CrashStream; so a seed replays exactly.
 //   - Every call that may block goes through the scheduler: Block parks the guest until a
 //     socket it polls changes (Owner.Wake) or a deadline passes; Yield and MaybePreempt
 //     are scheduling points; a host function never waits on anything else.
@@ -62,6 +62,10 @@ type Proc interface {
 	Block(deadline int64)
 	// RandUint64 is the next value of the guest's random stream (random_get).
 	RandUint64() uint64
+	// SchedPick is seedfall.sched_pick: which of n >= 2 ready goroutines the guest's
+	// runtime runs next, an index in [0, n), from the incarnation's interleave stream
+	// (0, the runtime's FIFO choice, for a node without interleave).
+	SchedPick(n uint32) uint32
 
 	// Disk is the node's file system. It outlives the incarnation.
 	Disk() *disk.FS

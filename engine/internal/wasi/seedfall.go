@@ -4,6 +4,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/seedfall/seedfall/engine/internal/cover"
+	"github.com/seedfall/seedfall/engine/internal/interleave"
 )
 
 // seedfallFuncs is the seedfall host module: what WASI lacks (see docs/ABI.md).
@@ -16,6 +17,7 @@ func seedfallFuncs() []wasiFunc {
 		{name: "assert", params: params(i32, i32, i32, i32, i32, i32), fn: hostAssert},
 		{name: "op_call", params: params(i32, i32, i32, i32), fn: opCall},
 		{name: "op_return", params: params(i32, i32, i32), fn: opReturn},
+		{name: interleave.ImportPick, params: params(i32), fn: schedPick},
 		{name: "test_host_clock", params: params(i32), fn: testHostClock},
 		{name: cover.ImportMeta, params: params(i32, i32, i32, i32, i32, i32, i32, i32), fn: coverMeta, noRet: true},
 		{name: cover.ImportCounters, params: params(i32, i32), fn: coverCounters, noRet: true},
@@ -35,6 +37,16 @@ func coverMeta(h *Process, m api.Memory, s []uint64) uint32 {
 func coverCounters(h *Process, m api.Memory, s []uint64) uint32 {
 	h.p.CoverCounters(u32(s, 0), u32(s, 1))
 	return 0
+}
+
+// schedPick is called by the runtime of a node built with interleave whenever n >= 2
+// goroutines are ready: its result is the index of the one to run next.
+func schedPick(h *Process, m api.Memory, s []uint64) uint32 {
+	n := u32(s, 0)
+	if n < 2 {
+		return 0
+	}
+	return h.p.SchedPick(n)
 }
 
 // testHostClock is a deliberate hole in determinism, for testing -check: with
