@@ -1,13 +1,13 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -40,8 +40,13 @@ type Sim struct {
 	unsafeHostClock bool
 	nodeIPs         map[string]string // fake IP -> node name, as the net overlay assigns them
 	coverMetas      coverMetaCache    // coverage meta-data files written by this process
-	// Timings of preparation, for benchmarks.
-	BuildTime, CompileTime time.Duration
+	// Timings of preparation, for benchmarks and SEEDFALL_TIMINGS: BuildTime builds (or
+	// finds) the modules; CompileTime is the rest, of which ImageTime made the memory
+	// images, WazeroTime compiled (or loaded the compiled) modules and LocTime read the
+	// source location tables.
+	BuildTime, CompileTime         time.Duration
+	ImageTime, WazeroTime, LocTime time.Duration
+	prepMu                         sync.Mutex // closers and the timings while modules compile
 }
 
 // PrepareOptions tune Prepare.
@@ -143,29 +148,65 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 	for _, i := range upgradeNodes(cfg) {
 		names = append(names, nodes[i].Name+" (old build)")
 	}
+	// Nodes that share a build (three replicas of one server) share its compiled module,
+	// memory image and source locations: compiling the same module again would decode and
+	// validate it again.
+	first := map[string]int{}
+	type compiled struct {
+		m          wazero.CompiledModule
+		alloc      experimental.MemoryAllocator
+		imageErr   error
+		hash       string
+		loc        *goloc.Table
+		lerr, err  error
+		antithesis bool
+	}
+	out := make([]*compiled, len(s.wasmPaths))
+	var wg sync.WaitGroup
 	for i, p := range s.wasmPaths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			s.rt.Close(ctx)
-			return nil, err
+		if _, ok := first[p]; ok {
+			continue
 		}
-		if strings.Contains(string(data), "ANTITHESIS_SDK_LOCAL_OUTPUT") {
-			s.antithesis = true
-		}
-		m, alloc, imageErr, err := s.compileNode(ctx, data, opt.PlainInstantiate)
-		if err != nil {
+		first[p] = i
+		c := &compiled{}
+		out[i] = c
+		// Distinct modules compile concurrently (a server and its client on two cores).
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			data, err := os.ReadFile(p)
+			if err != nil {
+				c.err = err
+				return
+			}
+			c.antithesis = bytes.Contains(data, []byte("ANTITHESIS_SDK_LOCAL_OUTPUT"))
+			c.m, c.alloc, c.imageErr, c.err = s.compileNode(ctx, data, opt.PlainInstantiate)
+			if c.err != nil {
+				c.err = fmt.Errorf("compile node %q: %w", names[i], c.err)
+				return
+			}
+			c.hash = wasmHash(data)
+			tl := time.Now()
+			c.loc, c.lerr = goloc.Load(data)
+			s.addTime(&s.LocTime, time.Since(tl))
+		}()
+	}
+	wg.Wait()
+	for i, p := range s.wasmPaths {
+		c := out[first[p]]
+		if c.err != nil {
 			s.Close()
-			return nil, fmt.Errorf("compile node %q: %w", names[i], err)
+			return nil, c.err
 		}
-		s.modules = append(s.modules, m)
-		s.allocs = append(s.allocs, alloc)
-		s.imageErrs = append(s.imageErrs, imageErr)
-		s.wasmHashes = append(s.wasmHashes, wasmHash(data))
-		loc, lerr := goloc.Load(data)
-		if lerr != nil && opt.Progress != nil {
-			opt.Progress(fmt.Sprintf("node %s: no source locations: %v", names[i], lerr))
+		if out[i] != nil && c.lerr != nil && opt.Progress != nil {
+			opt.Progress(fmt.Sprintf("node %s: no source locations: %v", names[i], c.lerr))
 		}
-		s.locs = append(s.locs, loc)
+		s.antithesis = s.antithesis || c.antithesis
+		s.modules = append(s.modules, c.m)
+		s.allocs = append(s.allocs, c.alloc)
+		s.imageErrs = append(s.imageErrs, c.imageErr)
+		s.wasmHashes = append(s.wasmHashes, c.hash)
+		s.locs = append(s.locs, c.loc)
 	}
 	s.CompileTime = time.Since(t1)
 	return s, nil
