@@ -27,8 +27,10 @@ import (
 // false is a declaration (written at init by code that antithesis-go-instrumentor
 // generates): the property exists but was not reached. The SDK writes only the first
 // passing and the first failing evaluation of each id per process, so a property's Count
-// is the number of such lines, not of evaluations. Every other line (the version line,
-// setup complete, lifecycle events, guidance, SDK diagnostics) is ignored.
+// is the number of such lines, not of evaluations. The setup-complete line is also read
+// live, as the workload writes it (sdk_lifecycle.go): it can start the generated faults.
+// Every other line (the version line, lifecycle events, guidance, SDK diagnostics) is
+// ignored.
 
 // sdkAssert is the "antithesis_assert" object of one line.
 type sdkAssert struct {

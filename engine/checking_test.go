@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/report"
@@ -366,4 +367,55 @@ func TestKvlogTornTailProperty(t *testing.T) {
 		t.Errorf("row %q does not line up with header %q", row, header)
 	}
 	t.Logf("\n%s", table)
+}
+
+// The Antithesis SDK's lifecycle.SetupComplete, unchanged, starts the generated faults
+// under faults.start_on "setup_complete": no fault before the workload's setup line.
+// The control is the same config without start_on: faults before that moment.
+func TestAntithesisSDKSetupComplete(t *testing.T) {
+	faster := func(startOn string) func(*engine.Config) {
+		return func(c *engine.Config) {
+			c.Faults.CrashPerSec = 10
+			c.Faults.StartOn = startOn
+		}
+	}
+	setupAt := func(t *testing.T, r *engine.Result) (time.Duration, bool) {
+		for _, l := range r.Trace {
+			if f := strings.Fields(l); len(f) >= 4 && f[1] == "client#1" && f[2] == "setup" && f[3] == "complete" {
+				d, err := time.ParseDuration(f[0])
+				if err != nil {
+					t.Fatalf("trace time %q: %v", f[0], err)
+				}
+				return d, true
+			}
+		}
+		return 0, false
+	}
+	for _, tc := range []struct {
+		startOn string
+		early   bool
+	}{{"setup_complete", false}, {"time", true}} {
+		t.Run(tc.startOn, func(t *testing.T) {
+			s := prepare(t, antithesisCfg, edits(localOutput, workloadArgs("-setup-after", "5"), faster(tc.startOn)))
+			early := 0
+			for seed := uint64(1); seed <= 3; seed++ {
+				r := s.Run(context.Background(), seed, engine.RunOptions{Trace: true})
+				at, ok := setupAt(t, r)
+				if !ok {
+					t.Fatalf("seed %d: no setup complete line in the trace:\n%s", seed, strings.Join(r.Trace, "\n"))
+				}
+				if len(r.Faults) == 0 {
+					t.Fatalf("seed %d: no faults at all", seed)
+				}
+				for _, f := range r.Faults {
+					if time.Duration(f.AtNS) < at {
+						early++
+					}
+				}
+			}
+			if (early > 0) != tc.early {
+				t.Fatalf("%d faults before the setup signal, want early faults: %v", early, tc.early)
+			}
+		})
+	}
 }

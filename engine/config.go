@@ -124,6 +124,10 @@ type NodeConfig struct {
 	// (defaults 10 and 10s), or still exits again and again when the horizon comes.
 	MaxRestarts   int      `json:"max_restarts,omitempty"`
 	RestartWindow Duration `json:"restart_window,omitempty"`
+	// Upgrade, when set, runs the node's first incarnation on another build (the old
+	// one) and later incarnations on this one, over the disk the old build left
+	// (upgrade.go). Not for the workload.
+	Upgrade *UpgradeConfig `json:"upgrade,omitempty"`
 }
 
 // On-exit policies of a node.
@@ -150,7 +154,11 @@ type FaultConfig struct {
 	// mid-op crash then fires in the node's next matching disk op. In JSON, a number
 	// (0.5) or an object ({"p": 0.5, "paths": ["/data/wal/*"], "ops": ["write"]}).
 	CrashMidOp *DiskFault `json:"crash_mid_op,omitempty"`
-	// RestartDelay is the mean delay before a crashed node restarts (default 250ms).
+	// KillPerSec is the rate of process deaths (kill faults) across the nodes: the
+	// process dies on a live machine, so its page cache survives and its kernel closes
+	// its sockets. Crashes (CrashPerSec) are power losses.
+	KillPerSec float64 `json:"kill_per_sec,omitempty"`
+	// RestartDelay is the mean delay before a crashed or killed node restarts (default 250ms).
 	RestartDelay Duration `json:"restart_delay,omitempty"`
 	// TornWrites lets a crash keep a torn prefix of a pending write.
 	TornWrites bool `json:"torn_writes,omitempty"`
@@ -167,6 +175,10 @@ type FaultConfig struct {
 	PartitionPerSec   float64  `json:"partition_per_sec,omitempty"`
 	PartitionDuration Duration `json:"partition_duration,omitempty"`
 	OneWayShare       float64  `json:"one_way_share,omitempty"`
+	// SplitPerSec is the rate of group partitions (splits): the nodes, the workload
+	// included, fall into two or more groups (for three or more nodes one a strict
+	// majority) cut off from each other for about PartitionDuration.
+	SplitPerSec float64 `json:"split_per_sec,omitempty"`
 	// Latency is the base one-way link latency (default 1ms); Jitter the extra random part
 	// (default 1ms).
 	Latency Duration `json:"latency,omitempty"`
@@ -185,6 +197,10 @@ type FaultConfig struct {
 	ClockJump       Duration `json:"clock_jump,omitempty"`
 	// ClockSkewPPM gives each node a clock drift drawn from ±ClockSkewPPM.
 	ClockSkewPPM int64 `json:"clock_skew_ppm,omitempty"`
+	// StartOn is when the generated faults start: "time" (the default) at StartAfter,
+	// or "setup_complete" when the workload says its setup is done (sim.SetupComplete
+	// or the Antithesis SDK's lifecycle.SetupComplete), StartAfter later.
+	StartOn string `json:"start_on,omitempty"`
 	// StartAfter delays the first fault (default 50ms), so nodes can start.
 	StartAfter Duration `json:"start_after,omitempty"`
 	// MaxFaults caps the faults in one generated plan (default 64 when absent; an
@@ -334,6 +350,9 @@ func (c *Config) validate() error {
 		if (n.MaxRestarts != 0 || n.RestartWindow != 0) && !n.failStop() {
 			return fmt.Errorf("field %s.max_restarts: a restart budget needs \"on_exit\": \"restart\"", field)
 		}
+		if n.Upgrade != nil {
+			return n.Upgrade.validate(field + ".upgrade")
+		}
 		return nil
 	}
 	for i, n := range c.Nodes {
@@ -344,6 +363,9 @@ func (c *Config) validate() error {
 	if err := check("workload", c.Workload); err != nil {
 		return err
 	}
+	if c.Workload.Upgrade != nil {
+		return errors.New("field workload.upgrade: the workload never restarts, so it cannot change builds (upgrade is for nodes)")
+	}
 	if c.Workload.OnExit != "" || c.Workload.MaxRestarts != 0 || c.Workload.RestartWindow != 0 {
 		return errors.New("field workload.on_exit: the workload's exit ends the run (on_exit, max_restarts and restart_window are for nodes)")
 	}
@@ -352,7 +374,7 @@ func (c *Config) validate() error {
 		name string
 		v    float64
 	}{
-		{"crash_per_sec", f.CrashPerSec}, {"partition_per_sec", f.PartitionPerSec},
+		{"crash_per_sec", f.CrashPerSec}, {"kill_per_sec", f.KillPerSec}, {"partition_per_sec", f.PartitionPerSec}, {"split_per_sec", f.SplitPerSec},
 		{"reset_per_sec", f.ResetPerSec}, {"pause_per_sec", f.PausePerSec},
 		{"clock_jump_per_sec", f.ClockJumpPerSec}, {"latency_spike_per_sec", f.LatencySpikePerSec},
 	} {
@@ -367,6 +389,9 @@ func (c *Config) validate() error {
 		if p.v < 0 || p.v > 1 {
 			return fmt.Errorf("field faults.%s: %v is not a probability (0 to 1)", p.name, p.v)
 		}
+	}
+	if err := validateStartOn(f.StartOn); err != nil {
+		return err
 	}
 	if err := f.FsyncEIO.validate("faults.fsync_eio", syncOpKinds); err != nil {
 		return err
@@ -438,6 +463,11 @@ func (c *Config) validate() error {
 		}
 	}
 	if c.Coverage != nil {
+		for i, n := range c.Nodes {
+			if n.Upgrade != nil {
+				return fmt.Errorf("field nodes[%d].upgrade: coverage of a node that changes builds is not supported (drop \"coverage\" or \"upgrade\")", i)
+			}
+		}
 		return c.Coverage.validate()
 	}
 	return nil

@@ -194,6 +194,8 @@ func describeFault(f Fault) string {
 		return "crash " + f.Node
 	case FaultPartition:
 		return "partition " + f.Node
+	case FaultSplit:
+		return "split " + f.groupsText()
 	default:
 		return string(f.Kind) + " " + f.Node
 	}

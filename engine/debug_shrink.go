@@ -219,8 +219,8 @@ func without(chunks [][]Fault, skip int) []Fault {
 }
 
 // renumber fixes the incarnation of each fault pinned to a disk op after faults were
-// dropped: a node's k-th life comes after k-1 crashes that restart it, so without an
-// earlier crash "disk op #55 of server#2" becomes "disk op #55 of server#1".
+// dropped: a node's k-th life comes after k-1 crashes or kills that restart it, so
+// without an earlier crash "disk op #55 of server#2" becomes "disk op #55 of server#1".
 func renumber(fs []Fault) []Fault {
 	out := make([]Fault, len(fs))
 	crashes := map[string]int{}

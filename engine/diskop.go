@@ -17,6 +17,7 @@ func (inc *incarnation) BeginDiskOp(kind, match string, paths []string, detail s
 	if inc.w.reseedDue() {
 		inc.yieldNow() // decide this op in the re-randomized future
 	}
+	inc.noteSDKWrite(kind, path)
 	inc.diskOps++
 	inc.w.stats.DiskOps++
 	what := kind + " " + path
@@ -37,6 +38,7 @@ func (inc *incarnation) BeginDiskOp(kind, match string, paths []string, detail s
 // EndDiskOp traces a completed op and moves time on.
 func (inc *incarnation) EndDiskOp() {
 	inc.w.tracef(inc.label, "disk #%d %s", inc.diskOps, inc.opWhat)
+	inc.scanSDKSetup()
 	inc.advance(tick)
 	inc.maybePreempt()
 }
@@ -50,14 +52,17 @@ func (inc *incarnation) CrashNow(op wasi.DiskOp, partial string) {
 	if n.midPlanned != nil {
 		f.RestartNS = n.midPlanned.RestartNS
 		f.ArmedNS = n.midPlanned.AtNS
+		f.Build = n.midPlanned.Build
 	} else {
 		for _, a := range n.armed {
 			if a.Kind == FaultCrash && a.Incarnation == inc.n && a.DiskOp == op.N {
 				f.RestartNS = a.RestartNS
 				f.ArmedNS, f.StreamNS = a.ArmedNS, a.StreamNS
+				f.Build = a.Build
 			}
 		}
 	}
+	f.Build = inc.w.restartBuild(n, f)
 	n.crashNextOp = false
 	n.midPlanned = nil
 	n.pendingMid = &f
@@ -134,7 +139,7 @@ func (inc *incarnation) syncShouldFail(n int64, kind, path string) bool {
 		// Always draw, so a replayed plan consumes the disk stream as the original run did,
 		// and so that aiming the fault at some paths does not shift the draws of others.
 		hit := w.rngDisk.Float64() < eio.P && eio.matches(kind, []string{path})
-		if hit && w.opt.plan == nil && !fail {
+		if hit && w.opt.plan == nil && !fail && w.now >= w.quietUntil {
 			fail = true
 		}
 	}

@@ -3,17 +3,28 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
 // FaultKind names a kind of fault.
 type FaultKind string
 
-// Fault kinds (faultkind.go holds what the engine knows of each). A fault plan is data: a list of Faults, generated from the seed and the
-// config's rates or read from a file, and replayed exactly.
+// Fault kinds (faultkind.go holds what the engine knows of each). A fault plan is data:
+// a list of Faults, generated from the seed and the config's rates or read from a file,
+// and replayed exactly.
 const (
-	FaultCrash     FaultKind = "crash"      // kill the node (idle, or during disk op DiskOp); restart after RestartNS (0: never)
-	FaultPartition FaultKind = "partition"  // cut links between Node and Peers (both ways unless OneWay) for DurationNS
+	FaultCrash FaultKind = "crash" // power loss of the node (idle, or during disk op DiskOp); restart after RestartNS (0: never)
+	// FaultKill is a process death on a live machine (OOM killer, SIGKILL): the page
+	// cache survives (nothing unsynced is lost) and the kernel closes the node's sockets
+	// (FIN, or RST where received data was unread). Always idle: a process dies between
+	// system calls. Restart after RestartNS (0: never), like a crash.
+	FaultKill      FaultKind = "kill"
+	FaultPartition FaultKind = "partition" // cut links between Node and Peers (both ways unless OneWay) for DurationNS
+	// FaultSplit is a group partition: the nodes fall into Groups (two or more), every
+	// link between two groups is cut both ways for DurationNS, and links inside a group
+	// stay. Node is the first node of the first group (the smallest), for the trace.
+	FaultSplit     FaultKind = "split"
 	FaultLatency   FaultKind = "latency"    // add LatencyNS to every link of Node for DurationNS
 	FaultReset     FaultKind = "reset"      // reset every open connection of Node
 	FaultPause     FaultKind = "pause"      // do not schedule Node for DurationNS (GC stall, SIGSTOP)
@@ -50,9 +61,14 @@ type Fault struct {
 	LatencyNS  int64    `json:"latency_ns,omitempty"`
 	JumpNS     int64    `json:"jump_ns,omitempty"`
 	SkewPPM    int64    `json:"skew_ppm,omitempty"`
+	// Groups are the sides of a split (FaultSplit), each a list of node names.
+	Groups [][]string `json:"groups,omitempty"`
 	// Where is filled in when the fault fired during a disk op: the op and the guest's
 	// source location, e.g. "write server/log.go:88".
 	Where string `json:"where,omitempty"`
+	// Build is, for a crash of a node with an upgrade, the build its restart runs:
+	// "old" or "new" (upgrade.go). Empty: the node's upgrade mode decides.
+	Build string `json:"build,omitempty"`
 }
 
 // UnmarshalJSON reads a fault, taking restart_ns (the old name of restart_after_ns) in
@@ -106,8 +122,47 @@ func (f Fault) Validate() error {
 	if f.AtNS < 0 || f.DiskOp < 0 || f.RestartNS < 0 || f.DurationNS < 0 {
 		return fmt.Errorf("at_ns, disk_op, restart_after_ns and duration_ns must not be negative")
 	}
+	if len(f.Groups) > 0 && f.Kind != FaultSplit {
+		return fmt.Errorf("groups are for a split, not a %s", f.Kind)
+	}
 	if spec.check != nil {
 		return spec.check(f)
 	}
 	return nil
+}
+
+// validateGroups checks a split's groups: at least two, none empty, no node twice, and
+// the fault's node in the first group.
+func (f Fault) validateGroups() error {
+	if len(f.Groups) < 2 {
+		return fmt.Errorf("a split needs at least two groups, got %d", len(f.Groups))
+	}
+	seen := map[string]bool{}
+	for i, g := range f.Groups {
+		if len(g) == 0 {
+			return fmt.Errorf("groups[%d] is empty", i)
+		}
+		for _, n := range g {
+			if n == "" {
+				return fmt.Errorf("groups[%d] has an empty node name", i)
+			}
+			if seen[n] {
+				return fmt.Errorf("node %q is in two groups", n)
+			}
+			seen[n] = true
+		}
+	}
+	if !slices.Contains(f.Groups[0], f.Node) {
+		return fmt.Errorf("node %q is not in groups[0] (a split names the first node of its first group)", f.Node)
+	}
+	return nil
+}
+
+// groupsText renders a split's groups as "n1,n2 | n3,n4,n5".
+func (f Fault) groupsText() string {
+	parts := make([]string, len(f.Groups))
+	for i, g := range f.Groups {
+		parts[i] = strings.Join(g, ",")
+	}
+	return strings.Join(parts, " | ")
 }

@@ -61,10 +61,11 @@ func kindTable() []*kindSpec {
 					n.midPlanned = &f
 					return
 				}
+				f.Build = w.restartBuild(n, f)
 				w.applied = append(w.applied, f)
 				inc := n.inc
 				w.tracef("fault", "crash %s (idle)", inc.label)
-				w.kill(inc, true)
+				w.kill(inc, deathPower)
 				w.crashed(n, f, w.crashRand(n.name, f.AtNS))
 			},
 			detail: func(b *strings.Builder, f Fault) {
@@ -76,6 +77,9 @@ func kindTable() []*kindSpec {
 				}
 				if f.RestartNS > 0 {
 					fmt.Fprintf(b, ", restart at %s", formatDuration(f.AtNS+f.RestartNS))
+					if f.Build != "" {
+						fmt.Fprintf(b, " on the %s build", f.Build)
+					}
 				}
 			},
 			span: func(f Fault) int64 {
@@ -86,12 +90,19 @@ func kindTable() []*kindSpec {
 			},
 			restarts: func(f Fault) bool { return f.RestartNS > 0 },
 			simplify: func(f Fault) []Fault {
-				if f.DiskOp == 0 {
-					return nil
+				var out []Fault
+				if f.DiskOp > 0 {
+					g := f // an idle crash instead of one during a disk op
+					g.DiskOp, g.Incarnation, g.Where, g.MidOp, g.ArmedNS, g.StreamNS = 0, 0, "", false, 0, 0
+					out = append(out, g)
 				}
-				g := f // an idle crash instead of one during a disk op
-				g.DiskOp, g.Incarnation, g.Where, g.MidOp, g.ArmedNS, g.StreamNS = 0, 0, "", false, 0, 0
-				return []Fault{g}
+				if f.Build == BuildNew {
+					// An upgrade the failure does not need: restart on the old build.
+					g := f
+					g.Build = BuildOld
+					out = append(out, g)
+				}
+				return out
 			},
 			class: func(f Fault) string {
 				if f.DiskOp > 0 || f.MidOp {
@@ -99,6 +110,43 @@ func kindTable() []*kindSpec {
 				}
 				return "crash"
 			},
+		},
+		{
+			kind: FaultKill,
+			apply: func(w *world, n *node, f Fault) {
+				if n.inc == nil || n.inc.state == incDone {
+					return // already down: nothing to kill
+				}
+				w.applied = append(w.applied, f)
+				inc := n.inc
+				w.tracef("fault", "kill %s (process death: the page cache survives, the kernel closes its sockets)", inc.label)
+				w.kill(inc, deathProcess)
+				if f.RestartNS > 0 {
+					w.schedule(w.now+f.RestartNS, func() {
+						if n.inc == nil && !w.done {
+							w.start(n)
+						}
+					})
+				}
+			},
+			detail: func(b *strings.Builder, f Fault) {
+				if f.RestartNS > 0 {
+					fmt.Fprintf(b, ", restart at %s", formatDuration(f.AtNS+f.RestartNS))
+				}
+			},
+			check: func(f Fault) error {
+				if f.DiskOp > 0 || f.MidOp {
+					return fmt.Errorf("a kill happens between system calls: disk_op and mid_op are for a crash")
+				}
+				return nil
+			},
+			span: func(f Fault) int64 {
+				if f.RestartNS > 0 {
+					return f.RestartNS
+				}
+				return -1 // down until something restarts it
+			},
+			restarts: func(f Fault) bool { return f.RestartNS > 0 },
 		},
 		{
 			kind: FaultPartition,
@@ -119,6 +167,33 @@ func kindTable() []*kindSpec {
 			},
 			span:     lastsDuration,
 			simplify: halveDuration,
+		},
+		{
+			kind: FaultSplit,
+			apply: func(w *world, n *node, f Fault) {
+				w.applied = append(w.applied, f)
+				w.tracef("fault", "split %s for %s", f.groupsText(), formatDuration(f.DurationNS))
+				w.split(f)
+			},
+			detail: func(b *strings.Builder, f Fault) {
+				// "1.2s split n1 into n1,n2 | n3,n4,n5 for 800ms": the node is the first of the
+				// first group, so the line names every side.
+				fmt.Fprintf(b, " into %s for %s", f.groupsText(), formatDuration(f.DurationNS))
+			},
+			check: func(f Fault) error { return f.validateGroups() },
+			span:  lastsDuration,
+			simplify: func(f Fault) []Fault {
+				// A split into three groups first becomes two (the last two merged), then it
+				// shortens like any partition.
+				var out []Fault
+				if len(f.Groups) > 2 {
+					g := f
+					g.Groups = append(append([][]string(nil), f.Groups[:len(f.Groups)-2]...),
+						append(append([]string(nil), f.Groups[len(f.Groups)-2]...), f.Groups[len(f.Groups)-1]...))
+					out = append(out, g)
+				}
+				return append(out, halveDuration(f)...)
+			},
 		},
 		{
 			kind: FaultLatency,

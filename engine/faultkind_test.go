@@ -56,14 +56,18 @@ func TestFaultKindTable(t *testing.T) {
 		if s.pinned != (s.arm != nil) {
 			t.Errorf("kind %s: pinned %v but arm set %v", s.kind, s.pinned, s.arm != nil)
 		}
-		if err := (Fault{Kind: s.kind, Node: "n", Peers: []string{"m"}}).Validate(); err != nil {
+		f := Fault{Kind: s.kind, Node: "n", Peers: []string{"m"}}
+		if s.kind == FaultSplit {
+			f.Groups = [][]string{{"n"}, {"m"}}
+		}
+		if err := f.Validate(); err != nil {
 			t.Errorf("kind %s: a plain fault does not validate: %v", s.kind, err)
 		}
 	}
 	if !slices.Equal(consts, table) {
 		t.Errorf("FaultKind constants %v, table entries %v: want one entry per constant, in order", consts, table)
 	}
-	if err := (Fault{Kind: "meteor", Node: "n"}).Validate(); err == nil || err.Error() != `kind "meteor" is not a fault kind (want crash, partition, latency, reset, pause, clock_jump, clock_skew or fsync_eio)` {
+	if err := (Fault{Kind: "meteor", Node: "n"}).Validate(); err == nil || err.Error() != `kind "meteor" is not a fault kind (want crash, kill, partition, split, latency, reset, pause, clock_jump, clock_skew or fsync_eio)` {
 		t.Errorf("unknown kind: %v", err)
 	}
 }

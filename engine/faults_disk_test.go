@@ -343,3 +343,19 @@ func TestDiskLimits(t *testing.T) {
 		})
 	}
 }
+
+// A kill is a process death on a live machine: writes still in the page cache survive
+// without an fsync, on every seed. The negative control is a crash (power loss) at the
+// same moment, which loses them on some seeds.
+func TestFaultKillKeepsPageCache(t *testing.T) {
+	const seeds = 8
+	s := ftSim(t, ftDiskConfig("", "-mode", "sync", "-flag", "none"))
+	kill := ftPlan(engine.Fault{AtNS: int64(300 * time.Millisecond), Kind: engine.FaultKill, Node: "disk", RestartNS: int64(100 * time.Millisecond)})
+	if out := ftOutcomes(t, s, seeds, kill); ftCount(out, "pass") != seeds {
+		t.Fatalf("kill: want the unsynced write kept on every seed, got %q", out)
+	}
+	crash := ftPlan(ftCrash("disk", 300*time.Millisecond, 100*time.Millisecond))
+	if out := ftOutcomes(t, s, seeds, crash); ftCount(out, "LOST /data") == 0 {
+		t.Fatalf("crash: want the unsynced write lost on some seeds, got %q", out)
+	}
+}

@@ -166,28 +166,76 @@ func TestFaultReset(t *testing.T) {
 	})
 }
 
-// While the server is down, connections are reset and dials refused; after its restart
-// it listens again and the client gets through.
-func TestFaultCrashRefusedAndRelisten(t *testing.T) {
+// The two kinds of node death, as the server's peer sees them. A kill (process death on
+// a live machine) closes the server's sockets at once: the client reads EOF, dials are
+// refused while it is down, and it gets through after the restart. A crash (power loss)
+// sends nothing: the client's ping waits, unanswered and unreset, until the server is
+// back, and the restarted machine answers it with a reset. Each case is the other's
+// negative control.
+func TestFaultCrashAndKill(t *testing.T) {
 	s := ftSim(t, ftConfig(ftClient("-n", "30"), "", ftServer("server")))
-	r := ftRun(t, s, 1, ftPlan(ftCrash("server", 100*time.Millisecond, 300*time.Millisecond)))
-	if r.Verdict != engine.VerdictPass {
-		t.Fatalf("%s\n%s", r, ftDump(r))
-	}
-	ftMust(t, r, "client#1", `^\| (read|write) server:7000: reset$`)
-	refused := ftMust(t, r, "client#1", `^\| dial server:7000: refused$`)
-	relisten := ftMust(t, r, "server#2", `^listen :7000( at \S+)?$`)
-	if refused.at < 100*time.Millisecond || refused.at > 400*time.Millisecond || relisten.at < 400*time.Millisecond {
-		t.Fatalf("refused at %s, listening again at %s", refused.at, relisten.at)
-	}
-	var after int
-	for _, p := range ftPings(t, r) {
-		if p.at > relisten.at {
-			after++
+	const at, back = 100 * time.Millisecond, 400 * time.Millisecond
+	afterRelisten := func(r *engine.Result, relisten time.Duration) {
+		t.Helper()
+		for _, p := range ftPings(t, r) {
+			if p.at > relisten {
+				return
+			}
 		}
+		t.Fatalf("no ping answered after the restart\n%s", ftDump(r))
 	}
-	if after == 0 {
-		t.Fatal("no ping answered after the restart")
+	t.Run("kill", func(t *testing.T) {
+		kill := engine.Fault{AtNS: int64(at), Kind: engine.FaultKill, Node: "server", RestartNS: int64(back - at)}
+		r := ftRun(t, s, 1, ftPlan(kill))
+		if r.Verdict != engine.VerdictPass {
+			t.Fatalf("%s\n%s", r, ftDump(r))
+		}
+		ftMust(t, r, "fault", `^kill server#1 \(process death`)
+		eof := ftMust(t, r, "client#1", `^\| (read|write) server:7000: (error EOF|reset|broken pipe)$`)
+		refused := ftMust(t, r, "client#1", `^\| dial server:7000: refused$`)
+		relisten := ftMust(t, r, "server#2", `^listen :7000( at \S+)?$`)
+		if eof.at < at || eof.at > at+30*time.Millisecond || refused.at > back || relisten.at < back { // the client sleeps 20ms between pings
+			t.Fatalf("closed at %s, refused at %s, listening again at %s\n%s", eof.at, refused.at, relisten.at, ftDump(r))
+		}
+		if _, ok := ftFind(t, r, "fault", `disk after`); ok {
+			t.Fatalf("a kill must leave the disk alone\n%s", ftDump(r))
+		}
+		afterRelisten(r, relisten.at)
+	})
+	t.Run("crash", func(t *testing.T) {
+		r := ftRun(t, s, 1, ftPlan(ftCrash("server", at, back-at)))
+		if r.Verdict != engine.VerdictPass {
+			t.Fatalf("%s\n%s", r, ftDump(r))
+		}
+		first := ftMust(t, r, "client#1", `^\| (read|write|dial) `)
+		if first.at < back || first.text != "read server:7000: reset" {
+			t.Fatalf("want the first error a reset from the restarted server after %s, got %q at %s\n%s", back, first.text, first.at, ftDump(r))
+		}
+		ftMust(t, r, "net", `^server:7000 reset client:\d+: no such connection \(lost with the power\)$`)
+		if _, ok := ftFind(t, r, "client#1", `refused`); ok {
+			t.Fatalf("a powered-off machine refuses nothing\n%s", ftDump(r))
+		}
+		afterRelisten(r, ftMust(t, r, "server#2", `^listen :7000( at \S+)?$`).at)
+	})
+}
+
+// A peer that only listens (heartbeats) learns nothing of a power loss: its connection
+// is half-open and it waits until its own timeout, here the horizon. A kill closes the
+// connection and the peer reads EOF at once.
+func TestFaultCrashHalfOpen(t *testing.T) {
+	s := ftSim(t, ftConfig(ftClient("-heartbeat", "20ms", "-n", "50"), `"liveness":{"horizon":"fail"}`, ftServer("server", "-heartbeat", "20ms")))
+	const at = 300 * time.Millisecond
+	r := ftRun(t, s, 1, ftPlan(ftCrash("server", at, 100*time.Millisecond)))
+	if r.Verdict != engine.VerdictFail || r.Failure.Kind != engine.KindLiveness {
+		t.Fatalf("crash: want the listening client stuck until the horizon, got %s\n%s", r, ftDump(r))
+	}
+	if l, ok := ftFind(t, r, "client#1", `^\| read `); ok {
+		t.Fatalf("crash: the client heard of the power loss: %q", l.text)
+	}
+	r = ftRun(t, s, 1, ftPlan(engine.Fault{AtNS: int64(at), Kind: engine.FaultKill, Node: "server", RestartNS: int64(100 * time.Millisecond)}))
+	l := ftMust(t, r, "client#1", `^\| read server:7000: `)
+	if l.text != "read server:7000: error EOF" || l.at > at+10*time.Millisecond {
+		t.Fatalf("kill: want EOF just after %s, got %q at %s\n%s", at, l.text, l.at, ftDump(r))
 	}
 }
 
@@ -235,4 +283,22 @@ func TestFaultPause(t *testing.T) {
 			t.Fatalf("heartbeat gap without a pause:\n%s", ftDump(r))
 		}
 	})
+}
+
+// A node's own exit is a process death: the kernel closes its sockets, so the client
+// reads EOF (a FIN), not a reset, and the connection's data before it arrived whole. The
+// crash of TestFaultCrashAndKill, at the same kind of moment, gives no EOF at all.
+func TestFaultOwnExitClosesSockets(t *testing.T) {
+	server := `{"name":"server","pkg":"./net","args":["-role","server","-exit-at","5"],"on_exit":"restart"}`
+	r := ftRun(t, ftSim(t, ftConfig(ftClient("-n", "30"), "", server)), 1, ftPlan())
+	if r.Verdict != engine.VerdictPass {
+		t.Fatalf("%s\n%s", r, ftDump(r))
+	}
+	ftMust(t, r, "server#1", `^\| exiting on ping 5$`)
+	if l := ftMust(t, r, "client#1", `^\| (read|write) server:7000: `); l.text != "read server:7000: error EOF" {
+		t.Fatalf("the client saw %q, want EOF (the exiting process's kernel sends a FIN)\n%s", l.text, ftDump(r))
+	}
+	if _, ok := ftFind(t, r, "net", `reset`); ok {
+		t.Fatalf("an exit with nothing unread must not reset\n%s", ftDump(r))
+	}
 }

@@ -206,6 +206,12 @@ func (inc *incarnation) Assert(kind int, cond bool, msg, details string) {
 	inc.w.assertHit(inc, propKinds[kind], cond, msg, details)
 }
 
+// SetupComplete is seedfall.setup_complete (sdk_lifecycle.go).
+func (inc *incarnation) SetupComplete(details string) { inc.w.setupComplete(inc, details) }
+
+// StopFaults is seedfall.stop_faults (sdk_lifecycle.go).
+func (inc *incarnation) StopFaults(ns int64) { inc.w.stopFaults(inc, ns) }
+
 // OpCall records the call of a history operation at the current virtual time.
 func (inc *incarnation) OpCall(client int, input []byte) int {
 	w := inc.w

@@ -26,13 +26,20 @@ func (w *world) start(n *node) {
 	}
 	inc.host = wasi.NewProcess(inc)
 	n.inc = inc
+	// The machine is up (again): segments held since a power loss go on their way.
+	w.net.PowerOn(n.host)
 	n.crashNextOp = false
 	n.midPlanned = nil
 	armPinned(inc, n.armed)
 	if w.sim.antithesis {
 		n.ensureAntithesisDir()
 	}
-	w.tracef(inc.label, "start")
+	if b := n.selectBuild(inc.n, n.nextBuild); b != "" {
+		n.nextBuild = ""
+		w.tracef(inc.label, "start (build %s)", b)
+	} else {
+		w.tracef(inc.label, "start")
+	}
 	w.makeRunnable(inc)
 	go inc.main()
 }
@@ -110,8 +117,24 @@ func (w *world) afterExit(inc *incarnation) {
 	if n.inc == inc {
 		n.inc = nil
 	}
-	w.net.NodeDown(inc, inc.host.Sockets())
+	// What the node's peers see depends on how it died (docs/faults.md, "Two kinds of
+	// node death"): a power loss (crash) sends nothing, so their connections go
+	// half-open; a process death (kill fault, own exit or panic) is closed by the
+	// kernel: FIN, or RST where data was unread. When the run is over, or the workload
+	// (whose exit ends it) stopped, nobody is left to look: the old reset-everything
+	// path keeps those traces as they were.
+	switch socks := inc.host.Sockets(); {
+	case inc.crash:
+		w.net.PowerLoss(n.host, inc, socks)
+	case w.done || n.workload:
+		w.net.NodeDown(inc, socks)
+	default:
+		w.net.ProcessExit(socks)
+	}
 	w.collectAntithesis(inc)
+	if inc.procKill {
+		return // finished by the kill fault's handler
+	}
 	if inc.crash {
 		if n.pendingMid != nil && !w.done {
 			// Crashed during a disk op: finish the crash here.
@@ -165,13 +188,23 @@ func (w *world) afterExit(inc *incarnation) {
 	}
 }
 
+// death is how the host stops an incarnation.
+type death int
+
+const (
+	deathRunEnd  death = iota // the run is over
+	deathPower                // a crash fault: the machine loses power
+	deathProcess              // a kill fault: the process dies, the machine lives on
+)
+
 // kill stops a live incarnation from the scheduler goroutine and waits for it.
-func (w *world) kill(inc *incarnation, crash bool) {
+func (w *world) kill(inc *incarnation, how death) {
 	if inc == nil || inc.state == incDone {
 		return
 	}
 	inc.killed = true
-	inc.crash = crash
+	inc.crash = how == deathPower
+	inc.procKill = how == deathProcess
 	// Remove it from the runnable set, then let it run into its exit.
 	for i, r := range w.runnable {
 		if r == inc {
@@ -191,7 +224,7 @@ func (w *world) shutdown() {
 	w.done = true
 	for _, n := range w.nodes {
 		if n.inc != nil {
-			w.kill(n.inc, false)
+			w.kill(n.inc, deathRunEnd)
 		}
 	}
 }

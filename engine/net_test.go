@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/internal/overlay"
 )
 
 // ftOrderSim is a sink server and a burst client over links of 5-6ms latency, so a
@@ -155,7 +156,10 @@ func netsemLines(t *testing.T, r *engine.Result) ([]string, int) {
 // seedfall: writers to a peer that does not read block (bounded buffers, EAGAIN and a
 // wake-up through poll_oneoff when the peer reads), data that reaches a closed socket is
 // answered with a reset (ECONNRESET once, then EPIPE and EOF), a close with unread data
-// resets, and half-close works both ways.
+// resets, half-close works both ways, CloseRead wakes a blocked reader with EOF (before
+// the fix it timed out under seedfall: the negative control is that older output, which
+// this comparison rejects), and SetLinger(0) and Close reset the peer (ECONNRESET, where
+// a plain close gives EOF).
 func TestNetSemanticsMatchLinux(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the reference behaviour is Linux's")
@@ -221,5 +225,71 @@ func TestNetConfig(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.text, err, tc.want)
 		}
+	}
+}
+
+// ifacesRun runs testdata/ifaces as the workload "client", built with or without the
+// net overlay, and returns what it printed.
+func ifacesRun(t *testing.T, withOverlay bool) []string {
+	t.Helper()
+	dir, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := engine.ParseConfig([]byte(fmt.Sprintf(`{"workload":{"name":"client","pkg":"./ifaces","net_overlay":%v},"horizon":"10s"}`, withOverlay)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Dir, cfg.Path = dir, filepath.Join(dir, "ifaces.json")
+	s, err := engine.Prepare(context.Background(), cfg, engine.PrepareOptions{})
+	if err != nil {
+		t.Fatalf("build ifaces: %v", err)
+	}
+	defer s.Close()
+	r := s.Run(context.Background(), 1, engine.RunOptions{Trace: true})
+	if r.Verdict != engine.VerdictPass {
+		t.Fatalf("%s\n%s", r, ftDump(r))
+	}
+	var out []string
+	for _, l := range ftOutput(t, r, "client#1") {
+		out = append(out, l.text)
+	}
+	return out
+}
+
+// ifacesProblem says what is missing from ifaces' output for node "client": a loopback
+// interface with 127.0.0.1 and an interface with the node's own address; "" if nothing.
+func ifacesProblem(out []string) string {
+	self := overlay.NodeIP("client").String() + "/8"
+	var lo, own, all bool
+	for _, l := range out {
+		lo = lo || strings.HasPrefix(l, "interface lo ") && strings.Contains(l, "loopback") && strings.Contains(l, "127.0.0.1/8")
+		own = own || strings.HasPrefix(l, "interface eth0 up|broadcast|multicast|running ") && strings.Contains(l, self)
+		all = all || strings.HasPrefix(l, "all ") && strings.Contains(l, "127.0.0.1/8") && strings.Contains(l, self)
+	}
+	switch {
+	case !lo:
+		return "no loopback interface with 127.0.0.1/8"
+	case !own:
+		return "no interface with the node's address " + self
+	case !all:
+		return "net.InterfaceAddrs lacks 127.0.0.1/8 or " + self
+	}
+	return ""
+}
+
+// Under the net overlay, net.Interfaces answers a loopback interface and one with the
+// node's own simulated address (NATS asks for them). The negative control is the same
+// program built without the overlay: the stock wasip1 package net has no interfaces,
+// and the check must reject that.
+func TestNetInterfaces(t *testing.T) {
+	out := ifacesRun(t, true)
+	if p := ifacesProblem(out); p != "" {
+		t.Fatalf("with the overlay: %s:\n\t%s", p, strings.Join(out, "\n\t"))
+	}
+	t.Logf("with the overlay:\n\t%s", strings.Join(out, "\n\t"))
+	stock := ifacesRun(t, false)
+	if ifacesProblem(stock) == "" {
+		t.Fatalf("without the overlay the check passes too, so it proves nothing:\n\t%s", strings.Join(stock, "\n\t"))
 	}
 }

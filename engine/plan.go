@@ -75,6 +75,19 @@ func generatePlan(cfg *Config, seed uint64, from int64, nodes []*node) *FaultPla
 		poisson(f.LatencySpikePerSec, func(at int64) (Fault, bool) {
 			return Fault{AtNS: at, Kind: FaultLatency, Node: pick(all), LatencyNS: int64(r.Float64() * float64(f.LatencySpike)), DurationNS: int64(1e9)}, true
 		})
+		// Group partitions come last, so that a config without them draws exactly the
+		// plan it drew before they existed.
+		poisson(f.SplitPerSec, func(at int64) (Fault, bool) {
+			groups := splitGroups(r, all)
+			return Fault{AtNS: at, Kind: FaultSplit, Node: groups[0][0], Groups: groups,
+				DurationNS: int64(r.ExpFloat64() * float64(f.PartitionDuration))}, true
+		})
+	}
+	// Process deaths, last for the same reason.
+	if len(servers) > 0 {
+		poisson(f.KillPerSec, func(at int64) (Fault, bool) {
+			return Fault{AtNS: at, Kind: FaultKill, Node: pick(servers), RestartNS: jitter(f.RestartDelay)}, true
+		})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].AtNS < out[j].AtNS })
 	if len(out) > maxFaults {
@@ -84,6 +97,42 @@ func generatePlan(cfg *Config, seed uint64, from int64, nodes []*node) *FaultPla
 		out = []Fault{}
 	}
 	return &FaultPlan{Seed: seed, Faults: out}
+}
+
+// splitGroups draws a random split of names (at least two) into groups, smallest first,
+// each group in config order. Two nodes split 1|1. With three or more, one group is a
+// strict majority and the others minorities: two groups (1|2, 1|3, 2|3, ...) or, for
+// five or more nodes, three groups one time in four (3|1|1, 4|1|2, ...), so that every
+// minority of a quorum system is exercised.
+func splitGroups(r *rand.Rand, names []string) [][]string {
+	n := len(names)
+	order := r.Perm(n)
+	var sizes []int
+	switch {
+	case n == 2:
+		sizes = []int{1, 1}
+	case n >= 5 && r.IntN(4) == 0:
+		major := n/2 + 1
+		a := 1 + r.IntN(n-major-1) // the first minority; the second gets the rest
+		sizes = []int{a, n - major - a, major}
+	default:
+		major := n/2 + 1
+		minor := n - major
+		minor = 1 + r.IntN(minor) // 1 .. n-major
+		sizes = []int{minor, n - minor}
+	}
+	sort.Ints(sizes)
+	groups := make([][]string, len(sizes))
+	k := 0
+	for i, sz := range sizes {
+		idx := append([]int(nil), order[k:k+sz]...)
+		sort.Ints(idx)
+		for _, j := range idx {
+			groups[i] = append(groups[i], names[j])
+		}
+		k += sz
+	}
+	return groups
 }
 
 // clockSkews draws each node's clock drift.
@@ -101,9 +150,12 @@ func clockSkews(cfg *Config, seed uint64, nodes []*node) {
 // from the seed.
 func (w *world) installPlan() {
 	var plan *FaultPlan
-	if w.opt.plan != nil {
+	switch {
+	case w.opt.plan != nil:
 		plan = w.opt.plan
-	} else {
+	case w.awaitsSetup():
+		plan = &FaultPlan{Faults: []Fault{}} // drawn at the setup signal (sdk_lifecycle.go)
+	default:
 		plan = generatePlan(w.cfg, w.seed, 0, w.nodes)
 	}
 	clockSkews(w.cfg, w.seed, w.nodes)
@@ -150,6 +202,9 @@ func (w *world) rescheduleFaults(fs []Fault) {
 func (w *world) applyFault(f Fault) {
 	n := w.byName[f.Node]
 	f.AtNS = w.now
+	if w.quiet(f) {
+		return
+	}
 	spec := specOf(f.Kind)
 	if spec == nil {
 		panic(fmt.Sprintf("unknown fault kind %q", f.Kind)) // plans are validated when read
@@ -162,6 +217,7 @@ func (w *world) applyFault(f Fault) {
 func (w *world) crashed(n *node, f Fault, rng *rand.Rand) {
 	rep := n.disk.Crash(rng, w.cfg.Faults.TornWrites)
 	w.tracef("fault", "%s disk after crash: %s", n.name, rep)
+	n.nextBuild = f.Build
 	if f.RestartNS > 0 {
 		w.schedule(w.now+f.RestartNS, func() {
 			if n.inc == nil && !w.done {
@@ -292,4 +348,34 @@ func (w *world) addLatency(f Fault) {
 	}
 	add(f.LatencyNS)
 	w.schedule(w.now+f.DurationNS, func() { add(-f.LatencyNS) })
+}
+
+// split cuts every link between two different groups of f.Groups, both ways, for
+// f.DurationNS (FaultSplit). Names that are not nodes are skipped.
+func (w *world) split(f Fault) {
+	type pair struct{ a, b *node }
+	var cuts []pair
+	for i, g := range f.Groups {
+		for _, h := range f.Groups[i+1:] {
+			for _, a := range g {
+				for _, b := range h {
+					an, bn := w.byName[a], w.byName[b]
+					if an != nil && bn != nil && an != bn {
+						cuts = append(cuts, pair{an, bn})
+					}
+				}
+			}
+		}
+	}
+	apply := func(d int) {
+		for _, c := range cuts {
+			w.net.SetCut(c.a.host, c.b.host, d)
+			w.net.SetCut(c.b.host, c.a.host, d)
+		}
+	}
+	apply(1)
+	w.schedule(w.now+f.DurationNS, func() {
+		apply(-1)
+		w.tracef("fault", "heal split %s", f.groupsText())
+	})
 }

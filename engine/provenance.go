@@ -128,9 +128,16 @@ func wasmHash(data []byte) string {
 // Provenance describes this Sim's build; config is the config path to record.
 func (s *Sim) Provenance(config string) *Provenance {
 	p := &Provenance{Config: config, Seedfall: Version(), Go: toolchainVersion(s.cfg.Dir), Wasm: map[string]string{}}
-	for i, n := range s.cfg.AllNodes() {
+	all := s.cfg.AllNodes()
+	for i, n := range all {
 		if i < len(s.wasmHashes) {
 			p.Wasm[n.Name] = s.wasmHashes[i]
+		}
+	}
+	// The old builds of nodes with an upgrade follow the nodes' own (WasmPaths).
+	for j, i := range upgradeNodes(s.cfg) {
+		if k := len(all) + j; k < len(s.wasmHashes) {
+			p.Wasm[all[i].Name+" (old build)"] = s.wasmHashes[k]
 		}
 	}
 	return p

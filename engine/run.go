@@ -1,13 +1,13 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -40,14 +40,20 @@ type Sim struct {
 	unsafeHostClock bool
 	nodeIPs         map[string]string // fake IP -> node name, as the net overlay assigns them
 	coverMetas      coverMetaCache    // coverage meta-data files written by this process
-	// Timings of preparation, for benchmarks.
-	BuildTime, CompileTime time.Duration
+	// Timings of preparation, for benchmarks and SEEDFALL_TIMINGS: BuildTime builds (or
+	// finds) the modules; CompileTime is the rest, of which ImageTime made the memory
+	// images, WazeroTime compiled (or loaded the compiled) modules and LocTime read the
+	// source location tables.
+	BuildTime, CompileTime         time.Duration
+	ImageTime, WazeroTime, LocTime time.Duration
+	prepMu                         sync.Mutex // closers and the timings while modules compile
 }
 
 // PrepareOptions tune Prepare.
 type PrepareOptions struct {
 	// Wasm, when set, skips building and loads these module files (one per node, in
-	// AllNodes order): worker processes use the parent's builds.
+	// AllNodes order, then the old build of each node with an upgrade, in the same
+	// order: WasmPaths): worker processes use the parent's builds.
 	Wasm []string
 	// Progress receives a line per step (may be nil).
 	Progress func(string)
@@ -78,11 +84,17 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 	}
 	t0 := time.Now()
 	if opt.Wasm != nil {
-		if len(opt.Wasm) != len(nodes) {
-			return nil, fmt.Errorf("prepare: %d modules given for %d nodes", len(opt.Wasm), len(nodes))
+		if want := len(nodes) + len(upgradeNodes(cfg)); len(opt.Wasm) != want {
+			return nil, fmt.Errorf("prepare: %d modules given for %d nodes and %d old builds", len(opt.Wasm), len(nodes), want-len(nodes))
 		}
 		s.wasmPaths = opt.Wasm
 	} else {
+		// An old build's git revision that does not exist fails before any build runs.
+		for _, i := range upgradeNodes(cfg) {
+			if err := checkRevision(ctx, cfg, nodes[i]); err != nil {
+				return nil, err
+			}
+		}
 		// Nodes built alike (three replicas of one server) share one build.
 		built := map[string]string{}
 		for _, n := range nodes {
@@ -99,6 +111,17 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 				return nil, err
 			}
 			built[key] = p
+			s.wasmPaths = append(s.wasmPaths, p)
+		}
+		for _, i := range upgradeNodes(cfg) {
+			n := nodes[i]
+			if opt.Progress != nil {
+				opt.Progress(fmt.Sprintf("building %s's old build (%s) for wasip1", n.Name, n.Upgrade.From))
+			}
+			p, err := buildOld(ctx, cfg, n)
+			if err != nil {
+				return nil, err
+			}
 			s.wasmPaths = append(s.wasmPaths, p)
 		}
 	}
@@ -121,29 +144,69 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 		s.rt.Close(ctx)
 		return nil, fmt.Errorf("host modules: %w", err)
 	}
+	// Modules past the nodes' own are old builds, one per node with an upgrade.
+	for _, i := range upgradeNodes(cfg) {
+		names = append(names, nodes[i].Name+" (old build)")
+	}
+	// Nodes that share a build (three replicas of one server) share its compiled module,
+	// memory image and source locations: compiling the same module again would decode and
+	// validate it again.
+	first := map[string]int{}
+	type compiled struct {
+		m          wazero.CompiledModule
+		alloc      experimental.MemoryAllocator
+		imageErr   error
+		hash       string
+		loc        *goloc.Table
+		lerr, err  error
+		antithesis bool
+	}
+	out := make([]*compiled, len(s.wasmPaths))
+	var wg sync.WaitGroup
 	for i, p := range s.wasmPaths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			s.rt.Close(ctx)
-			return nil, err
+		if _, ok := first[p]; ok {
+			continue
 		}
-		if strings.Contains(string(data), "ANTITHESIS_SDK_LOCAL_OUTPUT") {
-			s.antithesis = true
-		}
-		m, alloc, imageErr, err := s.compileNode(ctx, data, opt.PlainInstantiate)
-		if err != nil {
+		first[p] = i
+		c := &compiled{}
+		out[i] = c
+		// Distinct modules compile concurrently (a server and its client on two cores).
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			data, err := os.ReadFile(p)
+			if err != nil {
+				c.err = err
+				return
+			}
+			c.antithesis = bytes.Contains(data, []byte("ANTITHESIS_SDK_LOCAL_OUTPUT"))
+			c.m, c.alloc, c.imageErr, c.err = s.compileNode(ctx, data, opt.PlainInstantiate)
+			if c.err != nil {
+				c.err = fmt.Errorf("compile node %q: %w", names[i], c.err)
+				return
+			}
+			c.hash = wasmHash(data)
+			tl := time.Now()
+			c.loc, c.lerr = goloc.Load(data)
+			s.addTime(&s.LocTime, time.Since(tl))
+		}()
+	}
+	wg.Wait()
+	for i, p := range s.wasmPaths {
+		c := out[first[p]]
+		if c.err != nil {
 			s.Close()
-			return nil, fmt.Errorf("compile node %q: %w", nodes[i].Name, err)
+			return nil, c.err
 		}
-		s.modules = append(s.modules, m)
-		s.allocs = append(s.allocs, alloc)
-		s.imageErrs = append(s.imageErrs, imageErr)
-		s.wasmHashes = append(s.wasmHashes, wasmHash(data))
-		loc, lerr := goloc.Load(data)
-		if lerr != nil && opt.Progress != nil {
-			opt.Progress(fmt.Sprintf("node %s: no source locations: %v", nodes[i].Name, lerr))
+		if out[i] != nil && c.lerr != nil && opt.Progress != nil {
+			opt.Progress(fmt.Sprintf("node %s: no source locations: %v", names[i], c.lerr))
 		}
-		s.locs = append(s.locs, loc)
+		s.antithesis = s.antithesis || c.antithesis
+		s.modules = append(s.modules, c.m)
+		s.allocs = append(s.allocs, c.alloc)
+		s.imageErrs = append(s.imageErrs, c.imageErr)
+		s.wasmHashes = append(s.wasmHashes, c.hash)
+		s.locs = append(s.locs, c.loc)
 	}
 	s.CompileTime = time.Since(t1)
 	return s, nil
@@ -162,7 +225,8 @@ func (s *Sim) Close() error {
 // Config returns the sim's config.
 func (s *Sim) Config() *Config { return s.cfg }
 
-// WasmPaths are the built modules, one per node in AllNodes order.
+// WasmPaths are the built modules, one per node in AllNodes order, then the old build
+// of each node with an upgrade.
 func (s *Sim) WasmPaths() []string { return s.wasmPaths }
 
 // RunOptions tune one run. They are the one description of how to run a seed: an

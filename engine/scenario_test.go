@@ -26,8 +26,9 @@ import (
 //	faults JSON                 the config's "faults" object (latency, jitter, ...)
 //	run-until T                 prints the trace lines after the previous run-until, up
 //	                            to virtual time T; the steps after it happen at T
-//	crash NODE                  crashes NODE (idle) now; it stays down until
-//	restart NODE                restarts it now
+//	crash NODE                  crashes NODE (idle, a power loss) now; it stays down until
+//	kill NODE                   kills NODE's process (a process death) now; down until
+//	restart NODE                restarts it now (after a crash or a kill)
 //	partition A B... [one-way]  cuts A from B... now (both ways unless one-way), until
 //	heal A                      heals A's partition now
 //	latency NODE D for DUR      adds D to every link of NODE for DUR
@@ -194,13 +195,13 @@ func buildScenario(path string, steps []*scStep) (*scenario, []time.Duration, er
 			now = d
 			at[i] = now
 			sc.horizon = now
-		case "crash", "reset":
+		case "crash", "kill", "reset":
 			if err := nargs(st, 1, st.cmd+" NODE"); err != nil {
 				return nil, nil, err
 			}
 			f.Node = st.args[0]
-			if st.cmd == "crash" {
-				sc.open["crash "+f.Node] = len(sc.plan.Faults)
+			if st.cmd != "reset" {
+				sc.open["crash "+f.Node] = len(sc.plan.Faults) // a kill restarts like a crash
 			}
 			sc.plan.Faults = append(sc.plan.Faults, f)
 		case "restart":
@@ -209,7 +210,7 @@ func buildScenario(path string, steps []*scStep) (*scenario, []time.Duration, er
 			}
 			k, ok := sc.open["crash "+st.args[0]]
 			if !ok || now == time.Duration(sc.plan.Faults[k].AtNS) {
-				return nil, nil, sc.errorf(path, st, "%s did not crash before now", st.args[0])
+				return nil, nil, sc.errorf(path, st, "%s did not crash or die before now", st.args[0])
 			}
 			sc.plan.Faults[k].RestartNS = int64(now) - sc.plan.Faults[k].AtNS
 			delete(sc.open, "crash "+st.args[0])
@@ -480,7 +481,7 @@ func TestScenarioErrors(t *testing.T) {
 		{"workload c ./net\n----\n\nrun-until 1s\n----\n\nrun-until 1s\n----\n", "x.txt:7: run-until: 1s is not after 1s"},
 		{"workload c ./net\n----\n\npartition c s\n----\n\nrun-until 1s\n----\n", `fault 1 (partition) names "s", which is not a node`},
 		{"workload c ./net\n----\n\nnode s ./net\n----\n\npartition c s\n----\n\nrun-until 1s\n----\n", "the partition c at 0s is never healed"},
-		{"workload c ./net\n----\n\nrestart c\n----\n\nrun-until 1s\n----\n", "x.txt:4: restart: c did not crash before now"},
+		{"workload c ./net\n----\n\nrestart c\n----\n\nrun-until 1s\n----\n", "x.txt:4: restart: c did not crash or die before now"},
 	} {
 		path := filepath.Join(t.TempDir(), "x.txt")
 		if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {

@@ -260,7 +260,10 @@ func (w *world) reseed() {
 			armPinned(inc, keep)
 		}
 	}
-	fresh := generatePlan(w.cfg, fs, w.now, w.nodes).Faults
+	var fresh []Fault
+	if !w.awaitsSetup() || w.setupDone {
+		fresh = generatePlan(w.cfg, fs, w.now, w.nodes).Faults
+	} // else the setup signal, in this future, draws them (sdk_lifecycle.go)
 	w.planned = append(keep, fresh...)
 	w.rescheduleFaults(fresh)
 	w.scheduleQuiet()

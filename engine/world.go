@@ -70,6 +70,10 @@ type world struct {
 	watchdogHit bool
 	// quietGen numbers the quiet-period checks: a check of an older generation is stale.
 	quietGen int
+	// setupDone: the workload said its setup is complete; quietUntil: faults due before
+	// this virtual time are dropped (the workload's quiet period). See sdk_lifecycle.go.
+	setupDone  bool
+	quietUntil int64
 	// steps counts the world loop's iterations (events fired, switches), for the
 	// watchdog's monitor; stuck says what it found when it closed stuckCh.
 	steps     atomic.Int64
@@ -90,11 +94,16 @@ type node struct {
 	module   wazero.CompiledModule
 	alloc    experimental.MemoryAllocator // the module's guest memories; nil: wazero's
 	loc      *goloc.Table                 // nil: no source locations
-	disk     *disk.FS
-	host     *netsim.Host
-	inc      *incarnation // current incarnation, nil while down
-	lives    int          // incarnations started so far
-	pausedTo int64
+	// builds are the old and the new build of a node with an upgrade (upgrade.go);
+	// module, alloc and loc are set from one of them as each incarnation starts.
+	// nextBuild is the build a crash chose for the restart ("": follow the mode).
+	builds    [2]nodeBuild
+	nextBuild string
+	disk      *disk.FS
+	host      *netsim.Host
+	inc       *incarnation // current incarnation, nil while down
+	lives     int          // incarnations started so far
+	pausedTo  int64
 	// clocks
 	skewPPM  int64
 	wallJump int64
@@ -135,10 +144,15 @@ type incarnation struct {
 	state  incState
 	resume chan struct{}
 	killed bool // the host is stopping it: the next host call exits
-	crash  bool // stopped by a crash fault (as opposed to the end of the run)
-	exited bool
-	code   uint32
-	errMsg string
+	crash  bool // stopped by a crash fault: a power loss (as opposed to the end of the run)
+	// procKill: stopped by a kill fault, a process death on a live machine (see kill).
+	procKill bool
+	// sdkWrote: the op in progress writes the Antithesis SDK's output file, which the
+	// host reads for its setup-complete line when it ends (sdk_lifecycle.go).
+	sdkWrote bool
+	exited   bool
+	code     uint32
+	errMsg   string
 
 	wakeGen  uint64
 	deadline int64 // blocked: wake at this virtual time (-1: none)
@@ -208,10 +222,17 @@ func newWorld(s *Sim, seed uint64, opt runOptions) *world {
 		Lookup: w.lookupHost,
 	})
 	mut := opt.mutation
-	for i, nc := range s.cfg.AllNodes() {
+	all := s.cfg.AllNodes()
+	old := len(all) // index of the next old build in s.modules
+	for i, nc := range all {
 		n := &node{
 			idx: i, name: nc.Name, cfg: nc, workload: i == len(s.cfg.Nodes),
 			module: s.modules[i], alloc: s.allocs[i], loc: s.locs[i], host: &netsim.Host{Idx: i, Name: nc.Name},
+		}
+		if nc.Upgrade != nil {
+			n.builds[0] = nodeBuild{s.modules[old], s.allocs[old], s.locs[old], s.wasmHashes[old][:7]}
+			n.builds[1] = nodeBuild{s.modules[i], s.allocs[i], s.locs[i], s.wasmHashes[i][:7]}
+			old++
 		}
 		n.disk = disk.New(disk.Options{
 			StrictDirs:      s.cfg.StrictDirs,

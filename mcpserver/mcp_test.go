@@ -239,10 +239,10 @@ func TestMCP(t *testing.T) {
 
 	var run mcpserver.RunOutput
 	t.Run("run", func(t *testing.T) {
-		res := s.call(ctx, t, "seedfall_run", "run", map[string]any{"config": "seedfall.json", "seeds": "1-120"})
+		res := s.call(ctx, t, "seedfall_run", "run", map[string]any{"config": "seedfall.json", "seeds": "1-40"})
 		run = decode[mcpserver.RunOutput](t, "seedfall_run", res)
-		if run.Seeds != 120 || run.Failed == 0 || run.Passed+run.Failed+run.Watchdog+run.Errors != 120 {
-			t.Fatalf("seeds %d, passed %d, failed %d: want 120 seeds with failures (buggy recovery)", run.Seeds, run.Passed, run.Failed)
+		if run.Seeds != 40 || run.Failed == 0 || run.Passed+run.Failed+run.Watchdog+run.Errors != 40 {
+			t.Fatalf("seeds %d, passed %d, failed %d: want 40 seeds with failures (buggy recovery)", run.Seeds, run.Passed, run.Failed)
 		}
 		if len(run.Signatures) == 0 {
 			t.Fatal("no signatures")
@@ -263,8 +263,8 @@ func TestMCP(t *testing.T) {
 				t.Errorf("progress went %v -> %v: must increase", ps[i-1].Progress, ps[i].Progress)
 			}
 		}
-		if last := ps[len(ps)-1]; last.Progress != 120 || last.Total != 120 {
-			t.Errorf("last progress %v/%v, want 120/120", last.Progress, last.Total)
+		if last := ps[len(ps)-1]; last.Progress != 40 || last.Total != 40 {
+			t.Errorf("last progress %v/%v, want 40/40", last.Progress, last.Total)
 		}
 	})
 	if len(run.Signatures) == 0 {

@@ -33,6 +33,14 @@
 // the config names a model (register or kv), seedfall checks the history for
 // linearizability with Porcupine. Outside the simulator recording does nothing.
 //
+// # Lifecycle
+//
+// [SetupComplete] says the system is set up; with "faults": {"start_on":
+// "setup_complete"} in the config, the generated faults start only then. [StopFaults]
+// asks for a quiet period (Antithesis' ANTITHESIS_STOP_FAULTS) before the workload
+// checks eventual properties; the config's liveness.quiet counts from the last fault
+// that did happen. Outside the simulator both do nothing.
+//
 // # What it may use
 //
 // sim is linked into the guest, so it imports only the standard library, and it reaches

@@ -75,6 +75,24 @@ func Unreachable(message string, details map[string]any) {
 	assert(kindUnreachable, true, message, details)
 }
 
+// SetupComplete tells the simulator that the system is set up (a cluster formed, a
+// schema loaded), like the Antithesis SDK's lifecycle.SetupComplete. With the config's
+// "faults": {"start_on": "setup_complete"}, generated faults start only then (plus
+// start_after). Only the first call counts. details, if not nil, goes into the trace.
+// Outside the simulator it does nothing.
+func SetupComplete(details map[string]any) {
+	setupComplete(encodeDetails(details))
+}
+
+// StopFaults asks for a quiet period: no new fault starts for d of virtual time
+// (d <= 0: for the rest of the run); faults already in effect run their course. Call it
+// before checking eventual properties (the cluster converges once the faults stop), as
+// Antithesis' ANTITHESIS_STOP_FAULTS. Faults it drops do not count for the config's
+// liveness.quiet. Outside the simulator it does nothing.
+func StopFaults(d time.Duration) {
+	stopFaults(d)
+}
+
 // Assertion kinds, as numbered by the host's assert call.
 const (
 	kindAlways      = 0

@@ -91,3 +91,7 @@ func assert(kind int, cond bool, message string, details map[string]any) {
 func call(client int, input any) *Op { return &Op{} }
 
 func opReturn(id uint32, output any) {}
+
+func setupComplete(details []byte) {}
+
+func stopFaults(d time.Duration) {}

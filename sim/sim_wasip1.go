@@ -10,7 +10,7 @@ import (
 	"unsafe"
 )
 
-// The seedfall host module (docs/ABI.md). Every parameter is an i32 (unsafe.Pointer is
+// The seedfall host module (docs/ABI.md). Every parameter but stop_faults' is an i32 (unsafe.Pointer is
 // passed as an i32 address into linear memory, and unlike a uintptr it keeps the Go
 // compiler aware that the pointee is in use) and every function returns a WASI errno.
 
@@ -28,6 +28,12 @@ func hostAssert(kind, cond uint32, msg unsafe.Pointer, msgLen uint32, details un
 
 //go:wasmimport seedfall op_call
 func opCall(client uint32, input unsafe.Pointer, inputLen uint32, idOut unsafe.Pointer) uint32
+
+//go:wasmimport seedfall setup_complete
+func hostSetupComplete(details unsafe.Pointer, detailsLen uint32) uint32
+
+//go:wasmimport seedfall stop_faults
+func hostStopFaults(ns int64) uint32
 
 //go:wasmimport seedfall op_return
 func opReturnHost(id uint32, output unsafe.Pointer, outputLen uint32) uint32
@@ -158,3 +164,7 @@ func opReturn(id uint32, output any) {
 	out := encode(output)
 	opReturnHost(id, bytesPtr(out), uint32(len(out)))
 }
+
+func setupComplete(details []byte) { hostSetupComplete(bytesPtr(details), uint32(len(details))) }
+
+func stopFaults(d time.Duration) { hostStopFaults(int64(d)) }

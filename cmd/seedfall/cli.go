@@ -117,8 +117,10 @@ func loadAndPrepare(ctx context.Context, path string, stderr io.Writer, quiet bo
 		fmt.Fprintf(stderr, "seedfall: %v\n", err)
 		return nil, exitUsage
 	}
-	if !quiet {
-		fmt.Fprintf(stderr, "built in %.2fs, compiled in %.2fs\n", s.BuildTime.Seconds(), s.CompileTime.Seconds())
+	if !quiet || os.Getenv("SEEDFALL_TIMINGS") == "1" {
+		ran, skipped := engine.BuildCounts()
+		fmt.Fprintf(stderr, "built in %.2fs (%d go build, %d unchanged), compiled in %.2fs (images %.2fs, wazero %.2fs, source locations %.2fs)\n",
+			s.BuildTime.Seconds(), ran, skipped, s.CompileTime.Seconds(), s.ImageTime.Seconds(), s.WazeroTime.Seconds(), s.LocTime.Seconds())
 	}
 	return s, 0
 }

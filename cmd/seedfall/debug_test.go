@@ -7,25 +7,53 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/seedfall/seedfall/engine"
 )
 
-// firstBuggyFailure returns the lowest failing seed of kvlog's buggy config in 1-60.
+// firstBuggyFailure returns the lowest failing seed of kvlog's buggy config in 1-60,
+// from the shared buggy sweep (cli_test.go), so that the tests below do not each sweep.
 func firstBuggyFailure(t *testing.T) uint64 {
 	t.Helper()
-	code, stdout, stderr := runCLI(t, "run", "-c", kvlogBuggy, "-seeds", "1-60", "-json", "-q")
-	if code != exitFail {
-		t.Fatalf("buggy kvlog seeds 1-60: exit %d, want a failure\n%s", code, stderr)
+	sweepBuggy(t)
+	for _, r := range buggySweep.results {
+		if seed := uint64(r["seed"].(float64)); r["verdict"] == "fail" && seed <= 60 {
+			return seed
+		}
 	}
-	var sum struct {
-		Signatures []struct{ Seeds []uint64 }
+	t.Fatalf("buggy kvlog seeds 1-60: no failure\n%s", buggySweep.stdout)
+	return 0
+}
+
+// buggyShrink is `shrink -json` of the first buggy failure, shared by the shrink and
+// cause tests.
+var buggyShrink struct {
+	once           sync.Once
+	seed           uint64
+	plan           string
+	code           int
+	stdout, stderr string
+	workers        int // worker processes the shrink started
+}
+
+func shrinkBuggy(t *testing.T) {
+	t.Helper()
+	seed := firstBuggyFailure(t)
+	buggyShrink.once.Do(func() {
+		dir, err := os.MkdirTemp("", "seedfall-shrink-test-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		buggyShrink.seed, buggyShrink.plan = seed, filepath.Join(dir, "plan.json")
+		workers := workerLog(t)
+		buggyShrink.code, buggyShrink.stdout, buggyShrink.stderr = runCLI(t, "shrink", "-c", kvlogBuggy, "-seed", itoa(seed), "-o", buggyShrink.plan, "-json")
+		buggyShrink.workers = workers()
+	})
+	if buggyShrink.code != exitFail {
+		t.Fatalf("shrink: exit %d\n%s\n%s", buggyShrink.code, buggyShrink.stdout, buggyShrink.stderr)
 	}
-	if err := json.Unmarshal([]byte(stdout), &sum); err != nil || len(sum.Signatures) == 0 {
-		t.Fatalf("run -json: %v\n%s", err, stdout)
-	}
-	return sum.Signatures[0].Seeds[0]
 }
 
 // TestShrinkReplaysInAnotherProcess is issue 5's acceptance 1: a failing kvlog seed
@@ -33,14 +61,9 @@ func firstBuggyFailure(t *testing.T) uint64 {
 // a separate process. Shrink's runs happen in worker processes, and the saved plan
 // states no stale arming time (armed_ns) from the unshrunk run.
 func TestShrinkReplaysInAnotherProcess(t *testing.T) {
-	seed := firstBuggyFailure(t)
-	plan := filepath.Join(t.TempDir(), "plan.json")
-	workers := workerLog(t)
-	code, stdout, stderr := runCLI(t, "shrink", "-c", kvlogBuggy, "-seed", itoa(seed), "-o", plan, "-json")
-	if code != exitFail {
-		t.Fatalf("shrink: exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	if n := workers(); n == 0 {
+	shrinkBuggy(t)
+	seed, plan, stdout := buggyShrink.seed, buggyShrink.plan, buggyShrink.stdout
+	if buggyShrink.workers == 0 {
 		t.Errorf("shrink started no worker process: its runs happened in the command's own")
 	}
 	var shrunk engine.FaultPlan
@@ -102,14 +125,12 @@ func TestShrinkReplaysInAnotherProcess(t *testing.T) {
 
 // TestCauseNamesTheCrashMidWrite is issue 5's acceptance 2: cause on a shrunk kvlog
 // failure puts the biggest jump at the crash during the write, while a bystander
-// partition added early leaves the curve flat; the -json curve is checked.
+// partition added early leaves the curve flat. The default run checks the text output
+// on 4 moments of 8 futures; with SEEDFALL_LONG set the -json curve (8 of 16) is checked.
 func TestCauseNamesTheCrashMidWrite(t *testing.T) {
-	seed := firstBuggyFailure(t)
+	shrinkBuggy(t)
+	seed, plan := buggyShrink.seed, buggyShrink.plan
 	dir := t.TempDir()
-	plan := filepath.Join(dir, "plan.json")
-	if code, stdout, stderr := runCLI(t, "shrink", "-c", kvlogBuggy, "-seed", itoa(seed), "-o", plan); code != exitFail {
-		t.Fatalf("shrink: exit %d\n%s\n%s", code, stdout, stderr)
-	}
 	var p engine.FaultPlan
 	data, _ := os.ReadFile(plan)
 	if err := json.Unmarshal(data, &p); err != nil {
@@ -134,13 +155,28 @@ func TestCauseNamesTheCrashMidWrite(t *testing.T) {
 	if err := os.WriteFile(withBystander, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The default run checks the text output on a small grid (below); the -json curve
+	// with the bystander, 128 futures, is a long test.
+	if os.Getenv("SEEDFALL_LONG") != "" {
+		causeCurve(t, seed, withBystander)
+	}
+	// The text output names the biggest jump; cause's runs happen in worker processes.
 	workers := workerLog(t)
-	code, stdout, stderr := runCLI(t, "cause", "-c", kvlogBuggy, "-seed", itoa(seed), "-faults", withBystander, "-moments", "8", "-futures", "16", "-json")
-	if code != exitFail {
-		t.Fatalf("cause: exit %d, want %d like replay and shrink of a failing seed\n%s", code, exitFail, stderr)
+	_, text, _ := runCLI(t, "cause", "-c", kvlogBuggy, "-seed", itoa(seed), "-faults", withBystander, "-moments", "4", "-futures", "8")
+	if !strings.Contains(text, "biggest jump:") || !strings.Contains(text, "<- crash server during disk op") {
+		t.Fatalf("cause text:\n%s", text)
 	}
 	if workers() == 0 {
 		t.Errorf("cause started no worker process: its runs happened in the command's own")
+	}
+}
+
+// causeCurve checks cause's -json curve on 8 moments of 16 futures: the biggest jump is
+// at the crash during the write, and the bystander partition leaves the curve flat.
+func causeCurve(t *testing.T, seed uint64, withBystander string) {
+	code, stdout, stderr := runCLI(t, "cause", "-c", kvlogBuggy, "-seed", itoa(seed), "-faults", withBystander, "-moments", "8", "-futures", "16", "-json")
+	if code != exitFail {
+		t.Fatalf("cause: exit %d, want %d like replay and shrink of a failing seed\n%s", code, exitFail, stderr)
 	}
 	var res struct {
 		Moments []struct {
@@ -172,14 +208,6 @@ func TestCauseNamesTheCrashMidWrite(t *testing.T) {
 				t.Fatalf("the bystander partition moved P(fail) by %.0f points", d*100)
 			}
 		}
-	}
-	// The text output names the biggest jump.
-	code, text, _ := runCLI(t, "cause", "-c", kvlogBuggy, "-seed", itoa(seed), "-faults", withBystander, "-moments", "4", "-futures", "8")
-	if code != exitFail {
-		t.Errorf("cause (text): exit %d, want %d", code, exitFail)
-	}
-	if !strings.Contains(text, "biggest jump:") || !strings.Contains(text, "<- crash server during disk op") {
-		t.Fatalf("cause text:\n%s", text)
 	}
 }
 

@@ -3,6 +3,7 @@ package buntdb_test
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"testing"
 
 	"github.com/seedfall/seedfall/examples/exampletest"
@@ -62,5 +63,22 @@ func TestFixedPasses(t *testing.T) {
 	for _, c := range []string{"seedfall.noshrink.json", "seedfall.shrink.patched.json", "seedfall.shrink.strict.json"} {
 		code, out := sf(t, "run", "-c", c, "-seeds", "1-10")
 		wantPass(t, code, out)
+	}
+}
+
+// Across releases: buntdb v1.3.2 reads what v1.2.9 wrote (upgrade), and v1.2.9 what
+// v1.3.2 wrote (rollback, alternating at every restart); the trace names both builds.
+func TestAcrossReleasesPasses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sweep; skipped with -short")
+	}
+	for _, c := range []string{"seedfall.upgrade.json", "seedfall.rollback.json"} {
+		code, out := sf(t, "run", "-c", c, "-seeds", "1-5")
+		wantPass(t, code, out)
+	}
+	_, out := sf(t, "replay", "-c", "seedfall.rollback.json", "-seed", "1")
+	builds := regexp.MustCompile(`server#\d+ start \(build ([0-9a-f]{7})\)`).FindAllStringSubmatch(out, -1)
+	if len(builds) < 3 || builds[0][1] == builds[1][1] || builds[0][1] != builds[2][1] {
+		t.Fatalf("rollback seed 1: start lines %q, want old, new, old builds\n%s", builds, out)
 	}
 }

@@ -20,7 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/seedfall/seedfall/engine/internal/cover"
@@ -42,31 +42,6 @@ func (e *Error) Error() string {
 // CacheDir is where seedfall keeps built modules and wazero's compilation cache
 // (internal/cachedir).
 func CacheDir() string { return cachedir.Dir() }
-
-var (
-	gorootMu sync.Mutex
-	goroots  = map[string]string{} // directory -> `go env GOROOT` there
-)
-
-// goRoot returns `go env GOROOT` as the go command sees it in dir, where the node is
-// built: a go.mod there may select another toolchain (GOTOOLCHAIN), and the overlay's
-// keys must name the GOROOT of the toolchain that builds, or go build ignores them.
-func goRoot(dir string) (string, error) {
-	gorootMu.Lock()
-	defer gorootMu.Unlock()
-	if r, ok := goroots[dir]; ok {
-		return r, nil
-	}
-	cmd := exec.Command("go", "env", "GOROOT")
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOROOT: %w (is the Go toolchain installed and on PATH?)", err)
-	}
-	r := strings.TrimSpace(string(out))
-	goroots[dir] = r
-	return r, nil
-}
 
 // Spec is what building one node needs: the node's fields of the config and where the
 // config lives.
@@ -135,19 +110,36 @@ func Node(ctx context.Context, n Spec) (string, error) {
 	if !strings.HasPrefix(pkg, ".") && !strings.HasPrefix(pkg, "/") && !strings.Contains(pkg, ".") {
 		pkg = "./" + pkg
 	}
+	flags := []string{"-trimpath", "-buildvcs=false"}
+	if len(n.Tags) > 0 {
+		flags = append(flags, "-tags", strings.Join(n.Tags, ","))
+	}
+	if n.Coverage != nil {
+		flags = append(flags, n.Coverage.Flags(pkg)...)
+	}
+	// Unchanged inputs name the module built before (inputs.go). A key that cannot be
+	// computed only means building.
+	key, keyErr := inputsKey(n, append(append([]string(nil), flags...), pkg))
+	if keyErr == nil {
+		if p, rec, ok := lookupBuilt(cache, key); ok {
+			if n.Coverage != nil {
+				n.Coverage.Output(rec.Output)
+			}
+			// Reused: its modification time says when it was last used (cache prune).
+			now := time.Now()
+			os.Chtimes(p, now, now)
+			builds.skipped.Add(1)
+			return p, nil
+		}
+	}
+	builds.ran.Add(1)
 	tmp, err := os.CreateTemp(filepath.Join(cache, "wasm"), "build-*.wasm")
 	if err != nil {
 		return "", err
 	}
 	tmp.Close()
 	defer os.Remove(tmp.Name())
-	args := []string{"build", "-trimpath", "-buildvcs=false", "-o", tmp.Name()}
-	if len(n.Tags) > 0 {
-		args = append(args, "-tags", strings.Join(n.Tags, ","))
-	}
-	if n.Coverage != nil {
-		args = append(args, n.Coverage.Flags(pkg)...)
-	}
+	args := append([]string{"build", "-o", tmp.Name()}, flags...)
 	needOverlay := n.NetOverlay || len(n.Patches) > 0 || n.Coverage != nil || n.Interleave
 	if needOverlay {
 		ov, modfile, err := writeOverlay(n)
@@ -207,8 +199,21 @@ func Node(ctx context.Context, n Spec) (string, error) {
 		now := time.Now()
 		os.Chtimes(dst, now, now)
 	}
+	// Recorded only if the inputs did not change while go build read them.
+	if keyErr == nil {
+		if again, err := inputsKey(n, append(append([]string(nil), flags...), pkg)); err == nil && again == key {
+			storeBuilt(cache, key, dst, out.String())
+		}
+	}
 	return dst, nil
 }
+
+// builds counts go build runs and skips in this process, for tests.
+var builds struct{ ran, skipped atomic.Int64 }
+
+// Counts returns how many node builds ran go build and how many were skipped because
+// their inputs were unchanged, in this process.
+func Counts() (ran, skipped int64) { return builds.ran.Load(), builds.skipped.Load() }
 
 // writeOverlay writes the build overlay for a node: seedfall's net package (net_overlay)
 // and patched dependency files (patches). Patched files of modules in the module cache,

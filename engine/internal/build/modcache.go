@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -19,18 +18,6 @@ import (
 // of that module under seedfall's cache, and the build uses a copy of the main
 // module's go.mod (-modfile) that adds a replace directive pointing at the copy. The
 // module cache and the user's go.mod are never edited.
-
-// goEnv runs `go env name` in dir.
-func goEnv(dir, name string) (string, error) {
-	cmd := exec.Command("go", "env", name)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("go env %s: %w", name, err)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
 
 // patchedModule is one module of the module cache with patched files.
 type patchedModule struct {

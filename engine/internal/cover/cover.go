@@ -23,7 +23,9 @@
 package cover
 
 import (
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -116,3 +118,10 @@ func GranName(g uint8) string {
 
 // hexHash renders a hash as the file names carry it.
 func hexHash(h [16]byte) string { return fmt.Sprintf("%x", h[:]) }
+
+// Fingerprint identifies the coverage overlay's content (the embedded hooks file), for
+// a build cache keyed on it.
+func Fingerprint() string {
+	h := sha256.Sum256(hooksFile)
+	return hex.EncodeToString(h[:])
+}

@@ -194,3 +194,14 @@ func VerifyBuild(imports []string) error {
 	}
 	return fmt.Errorf("the module does not import %s: the interleave overlay of %s was not applied (does `go env GOROOT` in the config's directory name the toolchain that built it?)", want, ReplacedFile)
 }
+
+// Fingerprint identifies the overlay's content (the added file and the edits to the
+// runtime), for a build cache keyed on it.
+func Fingerprint() string {
+	h := sha256.New()
+	h.Write(addedFile)
+	for _, e := range edits {
+		fmt.Fprintf(h, "\x00%s\x00%s\x00%s", e.what, e.anchor, e.with)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

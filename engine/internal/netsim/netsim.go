@@ -56,6 +56,10 @@ type Host struct {
 	Idx   int
 	Name  string
 	ports int // ports handed out so far (listeners from 30000, dialers from 40000)
+	// down: the machine lost power (PowerLoss) and has not come back (PowerOn).
+	// Segments to it are held on their links, like a partition's, and delivered when it
+	// is back: a peer's retransmission reaches the restarted machine.
+	down bool
 }
 
 // Config is the network's fixed configuration.
@@ -141,7 +145,7 @@ func (nw *Network) send(from, to *Host, seg segment) {
 	l := nw.link(from, to)
 	tr := &transit{seg: seg}
 	l.q = append(l.q, tr)
-	if l.cut > 0 {
+	if l.cut > 0 || to.down {
 		tr.stalled = true
 		return
 	}
@@ -154,7 +158,7 @@ func (nw *Network) schedule(to *Host, l *link, tr *transit) {
 	at := max(nw.w.Now()+nw.latency(l), l.lastAt)
 	l.lastAt = at
 	nw.w.Schedule(at, func() {
-		if l.cut > 0 {
+		if l.cut > 0 || to.down {
 			tr.stalled = true
 			return
 		}
@@ -197,6 +201,10 @@ func (nw *Network) deliver(to *Host, seg segment) {
 		nw.send(to, from.owner.Host(), segment{kind: segSYNACK, from: srv})
 	case segSYNACK:
 		c := from.peer
+		if c != nil && c.vanished {
+			nw.noSuchConnection(c)
+			return
+		}
 		if c == nil || c.closed {
 			return
 		}
@@ -208,6 +216,10 @@ func (nw *Network) deliver(to *Host, seg segment) {
 		nw.sent(from, could)
 		c := from.peer
 		if c == nil {
+			return
+		}
+		if c.vanished {
+			nw.noSuchConnection(c)
 			return
 		}
 		if c.closed || c.dead {
@@ -225,6 +237,10 @@ func (nw *Network) deliver(to *Host, seg segment) {
 		nw.sent(from, true)
 		c := from.peer
 		if c == nil {
+			return
+		}
+		if c.vanished {
+			nw.noSuchConnection(c)
 			return
 		}
 		c.eof = true
@@ -253,8 +269,91 @@ func (nw *Network) deliver(to *Host, seg segment) {
 	}
 }
 
+// noSuchConnection answers a segment that reached a connection its machine lost in a
+// power loss, now that the machine is up again: the restarted kernel knows no such
+// connection and sends a reset, as Linux does.
+func (nw *Network) noSuchConnection(c *Sock) {
+	nw.w.Tracef("net", "%s reset %s: no such connection (lost with the power)", c.LocalAddr(), c.RemoteAddr())
+	nw.abort(c)
+}
+
+// ProcessExit closes every socket of an incarnation whose process died on a live
+// machine (killed, panicked or exited; socks: those of its open fds, in fd order): its
+// kernel closes them as close(2) would, so peers get a FIN after the data already
+// written, or a reset where received data was unread (or SO_LINGER was 0). Connections
+// it had closed already keep sending their data and FIN: the kernel owns them.
+func (nw *Network) ProcessExit(socks []*Sock) {
+	for _, s := range socks {
+		nw.close(s)
+	}
+}
+
+// PowerLoss is a machine's power loss, with inc the incarnation that ran on it: its
+// connections, listeners and the connections it had closed vanish without a segment
+// sent, so its peers' connections are half-open. Segments still on the wire from it
+// arrive; segments to it are held until PowerOn, and then a segment for a lost
+// connection is answered with a reset (noSuchConnection). A peer that never sends
+// learns nothing until its own timeout.
+func (nw *Network) PowerLoss(h *Host, inc Owner, socks []*Sock) {
+	h.down = true
+	vanish := func(s *Sock) {
+		if s.listener {
+			delete(nw.listeners, linkKey{h.Idx, s.port})
+			for _, c := range s.backlog {
+				c.vanish()
+			}
+			s.backlog = nil
+			s.closed = true
+			return
+		}
+		s.vanish()
+	}
+	for _, s := range socks {
+		vanish(s)
+	}
+	for _, s := range nw.orphans {
+		if s.owner == inc {
+			s.vanish()
+		}
+	}
+	nw.orphans = slices.DeleteFunc(nw.orphans, func(o *Sock) bool { return o.owner == inc })
+}
+
+// PowerOn brings a machine back after PowerLoss: the segments held for it go on their
+// way again, link by link in node order, each link in order.
+func (nw *Network) PowerOn(h *Host) {
+	if !h.down {
+		return
+	}
+	h.down = false
+	keys := make([]linkKey, 0, len(nw.links))
+	for k := range nw.links {
+		if k.to == h.Idx {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b linkKey) int { return a.from - b.from })
+	for _, k := range keys {
+		if l := nw.links[k]; l.cut == 0 {
+			nw.release(h, l)
+		}
+	}
+}
+
+// release schedules again, in order, the segments a link held.
+func (nw *Network) release(to *Host, l *link) {
+	for _, tr := range l.q {
+		if tr.stalled {
+			tr.stalled = false
+			nw.schedule(to, l, tr)
+		}
+	}
+}
+
 // NodeDown closes every socket of a stopped incarnation (socks: those of its open fds,
-// in fd order): listeners vanish and peers see resets.
+// in fd order): listeners vanish and peers see resets. The engine uses it when a run
+// ends, where what peers see no longer matters; a process death is ProcessExit and a
+// power loss PowerLoss.
 func (nw *Network) NodeDown(inc Owner, socks []*Sock) {
 	for _, s := range socks {
 		if s.listener {
@@ -286,13 +385,8 @@ func (nw *Network) ResetAll(socks []*Sock) {
 func (nw *Network) SetCut(a, b *Host, d int) {
 	l := nw.link(a, b)
 	l.cut += d
-	if l.cut == 0 {
-		for _, tr := range l.q {
-			if tr.stalled {
-				tr.stalled = false
-				nw.schedule(b, l, tr)
-			}
-		}
+	if l.cut == 0 && !b.down {
+		nw.release(b, l)
 	}
 }
 

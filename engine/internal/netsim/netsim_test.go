@@ -199,3 +199,76 @@ func TestJitterFromWorldStream(t *testing.T) {
 		t.Fatalf("another stream, the same arrivals %v: jitter is not drawn from it", x)
 	}
 }
+
+// connected returns an established connection a->b:7000 and its accepted end.
+func connected(t *testing.T) (*fakeWorld, *Network, *fakeOwner, *fakeOwner, *Sock, *Sock) {
+	t.Helper()
+	w, nw, a, b, ln := pair(t)
+	c, _ := nw.Dial(a, "b:7000")
+	w.runUntil(10 * ms)
+	srv, e := ln.Accept(b)
+	if e != 0 || !c.Established() {
+		t.Fatalf("accept errno %d, established %v", e, c.Established())
+	}
+	return w, nw, a, b, c, srv
+}
+
+// A power loss sends nothing: the peer's reads wait, and while b is off its segments are
+// held; once b is back, the first segment gets a reset. A process exit closes with a
+// FIN at once. Each is the other's control.
+func TestPowerLossAndProcessExit(t *testing.T) {
+	t.Run("power loss", func(t *testing.T) {
+		w, nw, _, b, c, srv := connected(t)
+		nw.PowerLoss(b.h, b, []*Sock{srv})
+		w.runUntil(100 * ms)
+		if c.Readable() {
+			t.Fatal("the peer of a machine that lost power heard of it")
+		}
+		c.Write([]byte("ping"))
+		w.runUntil(200 * ms)
+		if c.Readable() {
+			t.Fatal("a segment to a machine without power was answered")
+		}
+		nw.PowerOn(b.h)
+		w.runUntil(220 * ms)
+		if _, e := c.Read(make([]byte, 8)); e != ECONNRESET {
+			t.Fatalf("after the power came back: read errno %d, want ECONNRESET", e)
+		}
+		if !strings.Contains(strings.Join(w.trace, "\n"), "no such connection (lost with the power)") {
+			t.Fatalf("no reset traced:\n%s", strings.Join(w.trace, "\n"))
+		}
+	})
+	t.Run("process exit", func(t *testing.T) {
+		w, nw, _, _, c, srv := connected(t)
+		nw.ProcessExit([]*Sock{srv})
+		w.runUntil(20 * ms)
+		if n, e := c.Read(make([]byte, 8)); n != 0 || e != 0 {
+			t.Fatalf("after the peer's process exited: read %d, errno %d, want EOF", n, e)
+		}
+	})
+}
+
+// shutdown(SHUT_RD) makes reads return buffered data, then EOF at once, and wakes the
+// owner; linger 0 makes close send a reset instead of a FIN.
+func TestShutdownReadAndLinger(t *testing.T) {
+	w, _, a, _, c, srv := connected(t)
+	srv.Write([]byte("hi"))
+	w.runUntil(20 * ms)
+	woken := a.woken
+	c.ShutdownRead()
+	if a.woken == woken || !c.Readable() {
+		t.Fatal("shutting down the read half did not wake the reader")
+	}
+	if got := readAll(c); got != "hi" {
+		t.Fatalf("read %q after SHUT_RD, want the buffered hi then EOF", got)
+	}
+	if n, e := c.Read(make([]byte, 8)); n != 0 || e != 0 {
+		t.Fatalf("read %d, errno %d, want EOF", n, e)
+	}
+	c.SetLinger(true, 0)
+	c.Close()
+	w.runUntil(30 * ms)
+	if _, e := srv.Read(make([]byte, 8)); e != ECONNRESET {
+		t.Fatalf("the peer of a linger-0 close: errno %d, want ECONNRESET", e)
+	}
+}

@@ -39,6 +39,9 @@ type Sock struct {
 	finSent     bool   // the FIN is on the link
 	finAcked    bool   // the FIN reached the peer
 	closed      bool   // the owner closed it (an orphan until its data and FIN are sent)
+	rdClosed    bool   // shut down for reading: once rbuf is empty, reads return EOF at once
+	linger0     bool   // SO_LINGER on with a zero timeout: close aborts (RST) instead of FIN
+	vanished    bool   // lost in its machine's power loss: no segment was sent for it
 
 	sndq     []byte // written, not yet on the link
 	inflight int    // bytes on the link, not yet in the peer's receive buffer
@@ -210,7 +213,7 @@ func (s *Sock) Read(p []byte) (int, Errno) {
 		}
 		return n, 0
 	}
-	if s.eof {
+	if s.eof || s.rdClosed {
 		return 0, 0
 	}
 	if s.err != 0 {
@@ -254,7 +257,7 @@ func (s *Sock) Readable() bool {
 	if s.listener {
 		return len(s.backlog) > 0 || s.closed
 	}
-	return len(s.rbuf) > 0 || s.eof || s.err != 0 || s.dead
+	return len(s.rbuf) > 0 || s.eof || s.err != 0 || s.dead || s.rdClosed
 }
 
 // Writable reports whether poll finds s writable.
@@ -271,6 +274,24 @@ func (nw *Network) shutdownWrite(s *Sock) {
 	}
 	s.wrClosed = true
 	nw.pump(s)
+}
+
+// ShutdownRead is shutdown(SHUT_RD), as on Linux: nothing goes on the wire, reads
+// return what is buffered and then EOF at once, and a reader blocked on s wakes. (Linux
+// still queues data that arrives later, and so does s: a read returns it.)
+func (s *Sock) ShutdownRead() {
+	if s.listener || s.rdClosed {
+		return
+	}
+	s.rdClosed = true
+	s.owner.Wake()
+}
+
+// SetLinger is SO_LINGER: on with sec 0, close(2) aborts the connection (RST, the peer
+// reads ECONNRESET) instead of sending a FIN. A positive timeout behaves as a normal
+// close: the simulated network delivers the data anyway, so no close outlives it.
+func (s *Sock) SetLinger(on bool, sec int) {
+	s.linger0 = on && sec == 0
 }
 
 // Close is close(2) of the socket's last fd.
@@ -294,6 +315,11 @@ func (nw *Network) close(s *Sock) {
 		// Closing with unread data aborts the connection, as on Linux.
 		nw.w.Tracef("net", "%s reset %s: closed with %d bytes unread", s.LocalAddr(), s.RemoteAddr(), len(s.rbuf))
 		s.rbuf = nil
+		nw.abort(s)
+		return
+	}
+	if s.linger0 && !s.dead {
+		nw.w.Tracef("net", "%s reset %s: closed with linger 0", s.LocalAddr(), s.RemoteAddr())
 		nw.abort(s)
 		return
 	}
@@ -330,6 +356,12 @@ func (nw *Network) reset(s *Sock, local bool) {
 	}
 	nw.abort(s)
 	s.closed = true
+}
+
+// vanish forgets a connection end in a power loss: no segment goes out.
+func (s *Sock) vanish() {
+	s.vanished, s.dead, s.closed = true, true, true
+	s.sndq, s.rbuf = nil, nil
 }
 
 // LocalAddr is the socket's own address, "node:port".

@@ -27,9 +27,12 @@
 //     resolved (and its own, SEEDFALL_NODE, and those in sock_addr
 //     answers) and dials the host with "name:port"; an IP it cannot name
 //     goes out as "a.b.c.d:port", which the host maps back with NodeIPs.
-//   - sockopt_fake.go, tcpsockopt_stub.go: socket options (no delay, keep
-//     alive, linger, buffers) succeed as no-ops on host sockets, as they
-//     would on real TCP.
+//   - sockopt_fake.go, tcpsockopt_stub.go: SetLinger reaches the host
+//     (sock_linger: linger 0 makes Close reset the connection, as on
+//     Linux); the other options (no delay, keep alive, buffers) succeed
+//     with no effect on host sockets.
+//   - interface_stub.go: net.Interfaces answers a loopback "lo" and an
+//     "eth0" with the node's NodeIP.
 //
 // The replacement files are copies of Go 1.26's (GoVersion) with small,
 // "seedfall:"-marked changes, embedded as files/*.go.txt so that the go

@@ -1,7 +1,9 @@
 package overlay
 
 import (
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +27,7 @@ const GoVersion = "go1.26"
 // instead of replacing one).
 var Replaced = []string{
 	"fd_fake.go",
+	"interface_stub.go",
 	"lookup_unix.go",
 	"net_fake.go",
 	"sockopt_fake.go",
@@ -114,4 +117,16 @@ func checkVersion(goroot string) error {
 		return fmt.Errorf("overlay: the net overlay is written for %s, but GOROOT %s is %s", GoVersion, goroot, v)
 	}
 	return nil
+}
+
+// Fingerprint identifies the overlay's content: a hash of the embedded replacement
+// files, so that a build cache keyed on it rebuilds when seedfall's net package changes.
+func Fingerprint() string {
+	h := sha256.New()
+	for _, name := range append(append([]string(nil), Replaced...), Added...) {
+		src, _ := files.ReadFile("files/" + name + ".txt")
+		fmt.Fprintf(h, "%s %d\n", name, len(src))
+		h.Write(src)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

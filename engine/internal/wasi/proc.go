@@ -111,6 +111,10 @@ type Proc interface {
 	// id; OpPending reports whether id is a call not yet returned; OpReturn records
 	// its return.
 	OpCall(client int, input []byte) int
+	// SetupComplete and StopFaults are the workload's lifecycle calls: its setup is
+	// done (details: JSON or ""); faults stop for ns (<= 0: the rest of the run).
+	SetupComplete(details string)
+	StopFaults(ns int64)
 	OpPending(id int) bool
 	OpReturn(id int, output []byte)
 

@@ -14,8 +14,11 @@ func seedfallFuncs() []wasiFunc {
 		{name: "sock_dial", params: params(i32, i32, i32), fn: sockDial},
 		{name: "sock_status", params: params(i32), fn: sockStatus},
 		{name: "sock_addr", params: params(i32, i32, i32, i32, i32), fn: sockAddr},
+		{name: "sock_linger", params: params(i32, i32, i32), fn: sockLinger},
 		{name: "assert", params: params(i32, i32, i32, i32, i32, i32), fn: hostAssert},
 		{name: "op_call", params: params(i32, i32, i32, i32), fn: opCall},
+		{name: "setup_complete", params: params(i32, i32), fn: setupComplete},
+		{name: "stop_faults", params: params(i64), fn: stopFaults},
 		{name: "op_return", params: params(i32, i32, i32), fn: opReturn},
 		{name: interleave.ImportPick, params: params(i32), fn: schedPick},
 		{name: "test_host_clock", params: params(i32), fn: testHostClock},
@@ -91,5 +94,20 @@ func opReturn(h *Process, m api.Memory, s []uint64) uint32 {
 	}
 	h.p.Advance()
 	h.p.OpReturn(id, append([]byte(nil), readBytes(m, u32(s, 1), u32(s, 2))...))
+	return 0
+}
+
+// setupComplete is the workload's "setup complete" (details: JSON, may be empty).
+func setupComplete(h *Process, m api.Memory, s []uint64) uint32 {
+	details := readString(m, u32(s, 0), u32(s, 1))
+	h.p.Advance()
+	h.p.SetupComplete(details)
+	return 0
+}
+
+// stopFaults asks for a quiet period of s[0] ns (0 or less: the rest of the run).
+func stopFaults(h *Process, m api.Memory, s []uint64) uint32 {
+	h.p.Advance()
+	h.p.StopFaults(int64(s[0]))
 	return 0
 }

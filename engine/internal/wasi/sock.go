@@ -36,9 +36,32 @@ func sockShutdown(h *Process, m api.Memory, s []uint64) uint32 {
 		return errnoNotSock
 	}
 	how := u32(s, 1)
+	if how&^3 != 0 {
+		return errnoInval
+	}
+	if how&1 != 0 {
+		e.sock.ShutdownRead()
+	}
 	if how&2 != 0 {
 		e.sock.ShutdownWrite()
 	}
+	return 0
+}
+
+// sockLinger is setsockopt(SO_LINGER): on (0 or 1) and the timeout in seconds.
+func sockLinger(h *Process, m api.Memory, s []uint64) uint32 {
+	e := h.fd(u32(s, 0))
+	if e == nil {
+		return errnoBadf
+	}
+	if e.kind != fdSock {
+		return errnoNotSock
+	}
+	on, sec := u32(s, 1), int32(u32(s, 2))
+	if on > 1 || sec < 0 {
+		return errnoInval
+	}
+	e.sock.SetLinger(on == 1, int(sec))
 	return 0
 }
 

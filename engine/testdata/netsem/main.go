@@ -25,6 +25,8 @@ func main() {
 	dataThenReset()
 	halfClose()
 	halfCloseReverse()
+	closeRead()
+	lingerZero()
 	fmt.Println("done")
 }
 
@@ -236,5 +238,40 @@ func halfCloseReverse() {
 	b, err = io.ReadAll(s)
 	fmt.Printf("half-close reverse: the acceptor reads %q, %s\n", b, class(err))
 	c.Close()
+	s.Close()
+}
+
+// CloseRead (shutdown SHUT_RD) wakes a read blocked in another goroutine with EOF, and
+// later reads return EOF at once; the write half stays open. The deadline only keeps a
+// wrong implementation from hanging: it shows up as "timeout".
+func closeRead() {
+	c, s := pair()
+	c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	got := make(chan string)
+	go func() { got <- read(c) }()
+	time.Sleep(settle) // the reader blocks first
+	if err := c.CloseRead(); err != nil {
+		fail("CloseRead", err)
+	}
+	blocked := <-got
+	fmt.Printf("close read: the blocked read %s, read %s, write %s\n", blocked, read(c), write(c, "x"))
+	fmt.Printf("close read: the peer reads %s\n", read(s))
+	c.Close()
+	s.Close()
+}
+
+// SetLinger(0) and Close abort the connection (RST, not FIN): the peer reads the data
+// that arrived first, then ECONNRESET once, then EOF, and its writes fail with EPIPE.
+func lingerZero() {
+	c, s := pair()
+	write(c, "hello")
+	time.Sleep(settle)
+	if err := c.SetLinger(0); err != nil {
+		fail("SetLinger", err)
+	}
+	c.Close()
+	time.Sleep(settle)
+	s.SetReadDeadline(time.Now().Add(2 * time.Second))
+	fmt.Printf("linger 0: the peer reads %s, read %s, read %s, write %s\n", read(s), read(s), read(s), write(s, "x"))
 	s.Close()
 }

@@ -2,7 +2,8 @@
 // answers "ping N" with "pong N" on :7000 (and, with -heartbeat, also sends "hb N" on
 // every connection at that interval). As -role=client it is the workload: it pings the
 // -targets in turn and prints each round trip, or counts heartbeats, reconnecting after
-// errors, which it names by errno ("reset", "refused"), and exits 0 when done.
+// errors, which it names by errno ("reset", "refused"), and exits 0 when done. A server
+// with -exit-at N exits (code 3) when ping N arrives, in its first life only.
 //
 // The ordering tests use two more roles: -role=sink accepts connections and prints, after
 // every read, what the connection delivered so far as runs of bytes ("read A1000 B10",
@@ -31,8 +32,10 @@ func main() {
 	targets := flag.String("targets", "server:7000", "client: comma-separated addresses to ping in turn")
 	n := flag.Int("n", 20, "client: pings (or heartbeats) before exiting")
 	every := flag.Duration("every", 20*time.Millisecond, "client: pause between pings")
+	timeout := flag.Duration("timeout", 2*time.Second, "client: give up on an answer after this long and reconnect")
 	hb := flag.Duration("heartbeat", 0, "server: send a heartbeat at this interval; client: count heartbeats")
 	logPings := flag.Bool("log", false, "server: print every ping received")
+	exitAt := flag.Int("exit-at", -1, "server: exit with code 3 on receiving this ping, in the first incarnation")
 	disk := flag.Bool("disk", false, "server: append every ping to /log and fsync it")
 	pre := flag.Int("pre", 1000, "burst: bytes of 'A' written first")
 	post := flag.Int("post", 10, "burst: bytes of 'B' written after -gap")
@@ -50,17 +53,20 @@ func main() {
 		return
 	}
 	if *role == "server" {
-		serve(*hb, *logPings, *disk)
+		if os.Getenv("SEEDFALL_INCARNATION") != "1" {
+			*exitAt = -1
+		}
+		serve(*hb, *logPings, *disk, *exitAt)
 		return
 	}
 	if *hb > 0 {
 		heartbeats(*targets, *n, *hb)
 		return
 	}
-	ping(strings.Split(*targets, ","), *n, *every)
+	ping(strings.Split(*targets, ","), *n, *every, *timeout)
 }
 
-func serve(hb time.Duration, logPings, disk bool) {
+func serve(hb time.Duration, logPings, disk bool, exitAt int) {
 	var log *os.File
 	if disk {
 		var err error
@@ -100,6 +106,10 @@ func serve(hb time.Duration, logPings, disk bool) {
 				if logPings {
 					fmt.Println("got", line)
 				}
+				if line == fmt.Sprintf("ping %d", exitAt) {
+					fmt.Println("exiting on", line)
+					os.Exit(3)
+				}
 				if log != nil {
 					log.WriteString(line + "\n")
 					if err := log.Sync(); err != nil {
@@ -123,6 +133,8 @@ func classify(err error) string {
 		return "refused"
 	case errors.Is(err, syscall.EPIPE):
 		return "broken pipe"
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return "timeout"
 	}
 	return "error " + err.Error()
 }
@@ -152,7 +164,10 @@ func (p *peer) drop(what string, err error) {
 	p.c = nil
 }
 
-func ping(addrs []string, n int, every time.Duration) {
+// ping pings each address in turn. An answer that does not come within timeout drops
+// the connection: a server that lost power leaves it half-open, and a client that read
+// without a deadline would wait for ever (a liveness bug of the client, not the server).
+func ping(addrs []string, n int, every, timeout time.Duration) {
 	peers := make([]*peer, len(addrs))
 	for i, a := range addrs {
 		peers[i] = &peer{addr: a}
@@ -168,6 +183,7 @@ func ping(addrs []string, n int, every time.Duration) {
 			p.drop("write", err)
 			continue
 		}
+		p.c.SetReadDeadline(start.Add(timeout))
 		line, err := p.r.ReadString('\n')
 		if err != nil {
 			p.drop("read", err)

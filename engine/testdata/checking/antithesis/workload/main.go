@@ -1,5 +1,6 @@
 // Command workload drives the server and uses the Antithesis Go SDK unchanged. With
-// -violate it breaks an assert.Always on purpose.
+// -violate it breaks an assert.Always on purpose; with -setup-after N it calls
+// lifecycle.SetupComplete after N answered requests.
 package main
 
 import (
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/antithesishq/antithesis-sdk-go/assert"
+	"github.com/antithesishq/antithesis-sdk-go/lifecycle"
 
 	"github.com/seedfall/seedfall/sim"
 )
@@ -22,6 +24,7 @@ func main() {
 	unreachable := flag.Bool("unreachable", false, "reach an Unreachable on purpose")
 	requests := flag.Int("requests", 20, "requests to send")
 	pause := flag.Duration("pause", 50*time.Millisecond, "pause between requests")
+	setupAfter := flag.Int("setup-after", 0, "call lifecycle.SetupComplete after this many answered requests")
 	flag.Parse()
 
 	answered := 0
@@ -34,6 +37,9 @@ func main() {
 			continue
 		}
 		answered++
+		if answered == *setupAfter {
+			lifecycle.SetupComplete(map[string]any{"answered": answered})
+		}
 		assert.Always(got == 2*n, "server doubles", map[string]any{"n": n, "got": got})
 		assert.Sometimes(n < 10, "workload sent a small number", map[string]any{"n": n})
 	}

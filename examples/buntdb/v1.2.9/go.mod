@@ -1,0 +1,20 @@
+module github.com/seedfall/seedfall/examples/buntdb/v1.2.9
+
+go 1.26
+
+replace github.com/seedfall/seedfall => ../../..
+
+require (
+	github.com/seedfall/seedfall v0.0.0-00010101000000-000000000000
+	github.com/tidwall/buntdb v1.2.9
+)
+
+require (
+	github.com/tidwall/btree v1.1.0 // indirect
+	github.com/tidwall/gjson v1.12.1 // indirect
+	github.com/tidwall/grect v0.1.4 // indirect
+	github.com/tidwall/match v1.1.1 // indirect
+	github.com/tidwall/pretty v1.2.0 // indirect
+	github.com/tidwall/rtred v0.1.2 // indirect
+	github.com/tidwall/tinyqueue v0.1.1 // indirect
+)
