@@ -16,13 +16,14 @@ func TestMain(m *testing.M) { os.Exit(exampletest.Main(m)) }
 
 // Recovery truncates a torn segment tail but leaves the segment's in-memory size at
 // the old length, so later appends start past a gap of zeros and the next recovery
-// truncates every one of them away. The shrunk plan of seed 3 fails unpatched and
-// passes with the patch.
+// truncates every one of them away. The shrunk plan of seed 101 (an idle crash, a
+// crash inside a segment write, another idle crash) fails unpatched and passes with
+// the patch.
 func TestUnpatchedRecoveryLosesWrites(t *testing.T) {
-	const plan = "seed-3.faults.json"
+	const plan = "seed-101.faults.json"
 	seed, n := exampletest.ReadPlan(t, plan)
-	if n != 2 {
-		t.Fatalf("%s has %d faults, want 2", plan, n)
+	if n != 3 {
+		t.Fatalf("%s has %d faults, want 3", plan, n)
 	}
 	code, out := exampletest.Run(t, "replay", "-q", "-c", "pogreb.json", "-seed", fmt.Sprint(seed), "-faults", plan)
 	exampletest.WantFail(t, code, out, fmt.Sprintf("FAIL seed %d ", seed), "acknowledged write lost: ", "crash server during disk op #")

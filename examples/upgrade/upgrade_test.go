@@ -5,6 +5,7 @@ package upgrade_test
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -71,8 +72,8 @@ func TestCompatiblePasses(t *testing.T) {
 }
 
 // failing runs the seeds and returns the failing ones, after checking each fails with
-// want in its reason on incarnation inc.
-func failing(t *testing.T, s *engine.Sim, want, inc string) []*engine.Result {
+// want in its reason on an incarnation inc accepts.
+func failing(t *testing.T, s *engine.Sim, want string, inc func(string) bool) []*engine.Result {
 	t.Helper()
 	var out []*engine.Result
 	for _, seed := range seeds {
@@ -80,8 +81,8 @@ func failing(t *testing.T, s *engine.Sim, want, inc string) []*engine.Result {
 		if r.Verdict == engine.VerdictPass {
 			continue
 		}
-		if r.Verdict != engine.VerdictFail || !strings.Contains(r.Failure.Reason, want) || !strings.HasPrefix(r.Failure.Reason, inc+" ") {
-			t.Fatalf("seed %d: %s %+v, want a failure of %s: %q", seed, r.Verdict, r.Failure, inc, want)
+		if r.Verdict != engine.VerdictFail || !strings.Contains(r.Failure.Reason, want) || !inc(r.Failure.Reason) {
+			t.Fatalf("seed %d: %s %+v, want a failure of the expected incarnation: %q", seed, r.Verdict, r.Failure, want)
 		}
 		out = append(out, r)
 	}
@@ -93,7 +94,7 @@ func failing(t *testing.T, s *engine.Sim, want, inc string) []*engine.Result {
 
 func TestBreakingFailsAtFirstRestart(t *testing.T) {
 	s := prepare(t, "seedfall.breaking.json")
-	fails := failing(t, s, "record 1 at offset 0 is in format 1; this build reads format 2", "server#2")
+	fails := failing(t, s, "record 1 at offset 0 is in format 1; this build reads format 2", isInc(2))
 	checkReplay(t, s, fails[0])
 	// Shrink keeps the upgrade the failure needs, and its plan replays exactly.
 	res, err := s.Shrink(context.Background(), fails[0].Seed, engine.ShrinkOptions{})
@@ -107,12 +108,30 @@ func TestBreakingFailsAtFirstRestart(t *testing.T) {
 
 func TestDowngradeFailsAndFixPasses(t *testing.T) {
 	s := prepare(t, "seedfall.downgrade.json")
-	fails := failing(t, s, "is in format 2; this build reads format 1", "server#3")
-	r := fails[0]
-	b := builds(t, r.Trace)
-	if len(b) != 3 || b[0] != b[2] || b[0] == b[1] {
-		t.Fatalf("seed %d: builds %v, want old, new, old", r.Seed, b)
+	// The failing incarnation is an old-build one after a new-build one: in "alternate"
+	// mode server#3, or a later odd one when the new build logged no record before
+	// then (seed 2: server#2 logs nothing, server#3 recovers the same 6 format-1
+	// records, server#4 logs format 2 and server#5 fails).
+	fails := failing(t, s, "is in format 2; this build reads format 1", func(reason string) bool {
+		for n := 3; n < 100; n += 2 {
+			if isInc(n)(reason) {
+				return true
+			}
+		}
+		return false
+	})
+	for _, r := range fails {
+		b := builds(t, r.Trace)
+		if len(b) < 3 || len(b)%2 == 0 || !isInc(len(b))(r.Failure.Reason) {
+			t.Fatalf("seed %d: builds %v, failure %q: want it on the last incarnation, an odd one", r.Seed, b, r.Failure.Reason)
+		}
+		for i := range b {
+			if (b[i] == b[0]) != (i%2 == 0) {
+				t.Fatalf("seed %d: builds %v, want old, new, old, ... alternating", r.Seed, b)
+			}
+		}
 	}
+	r := fails[0]
 	checkReplay(t, s, r)
 	// The same seeds with v2 writing format 1 until told otherwise pass.
 	fixed := prepare(t, "seedfall.downgrade.fixed.json")
@@ -121,6 +140,11 @@ func TestDowngradeFailsAndFixPasses(t *testing.T) {
 			t.Errorf("fixed, seed %d: %s %+v, want pass", f.Seed, r.Verdict, r.Failure)
 		}
 	}
+}
+
+// isInc accepts a failure reason of server incarnation n.
+func isInc(n int) func(string) bool {
+	return func(reason string) bool { return strings.HasPrefix(reason, fmt.Sprintf("server#%d ", n)) }
 }
 
 // checkReplay replays r's recorded faults (which record each restart's build) and
