@@ -72,8 +72,9 @@ type Coverage interface {
 	Output(out string)
 }
 
-// verifyCoverageBuild checks that a module built with coverage got the overlay.
-func verifyCoverageBuild(wasm []byte) error {
+// verifyOverlay checks that a built module got an overlay, by handing its imports as
+// "module.name" strings to that overlay's check (cover.VerifyBuild, interleave.VerifyBuild).
+func verifyOverlay(wasm []byte, check func(imports []string) error) error {
 	ims, err := overlay.Imports(wasm)
 	if err != nil {
 		return err
@@ -82,20 +83,7 @@ func verifyCoverageBuild(wasm []byte) error {
 	for i, im := range ims {
 		names[i] = im.String()
 	}
-	return cover.VerifyBuild(names)
-}
-
-// verifyInterleaveBuild checks that a module built with interleave got the overlay.
-func verifyInterleaveBuild(wasm []byte) error {
-	ims, err := overlay.Imports(wasm)
-	if err != nil {
-		return err
-	}
-	names := make([]string, len(ims))
-	for i, im := range ims {
-		names[i] = im.String()
-	}
-	return interleave.VerifyBuild(names)
+	return check(names)
 }
 
 // Node compiles one node's package to a wasip1 module and returns its path in the
@@ -177,13 +165,13 @@ func Node(ctx context.Context, n Spec) (string, error) {
 		}
 	}
 	if n.Interleave {
-		if err := verifyInterleaveBuild(data); err != nil {
+		if err := verifyOverlay(data, interleave.VerifyBuild); err != nil {
 			return "", fmt.Errorf("build node %q with interleave: %w", n.Name, err)
 		}
 	}
 	if n.Coverage != nil {
 		n.Coverage.Output(out.String())
-		if err := verifyCoverageBuild(data); err != nil {
+		if err := verifyOverlay(data, cover.VerifyBuild); err != nil {
 			return "", fmt.Errorf("build node %q with coverage: %w", n.Name, err)
 		}
 	}
