@@ -4,6 +4,11 @@
 // Main exits 1 with a line that starts "acknowledged write lost:" when the server no
 // longer answers with an acknowledged value (or one of the unacknowledged attempts it
 // may have applied).
+//
+// Every time the client connects again (the server restarted, or the connection broke),
+// it reads every acknowledged key back before it writes anything: a PUT that a crash
+// interrupted is retried on the same key, and the retry would otherwise overwrite
+// whatever the crash left there (an empty or half-written value) before anyone read it.
 package kvcheck
 
 import (
@@ -35,8 +40,9 @@ func Main() {
 	keys := flag.Int("keys", 16, "number of distinct keys")
 	checkEvery := flag.Int("check-every", 10, "read every acknowledged key back after this many PUTs")
 	pad := flag.Int("pad", 40, "values get a random padding of 0 to `n` bytes, so entries differ in length")
+	readBack := flag.Bool("readback", true, "read every acknowledged key back after each reconnection, before the next write (false: the checker before issue 31, for comparison)")
 	flag.Parse()
-	c := &client{acked: map[string]string{}, maybe: map[string][]string{}}
+	c := &client{acked: map[string]string{}, maybe: map[string][]string{}, readBack: *readBack}
 	for i := range *puts {
 		key := fmt.Sprintf("k%d", i%*keys)
 		// Each attempt writes a fresh value, so a retry after a crash is a new
@@ -53,13 +59,13 @@ func Main() {
 		})
 		time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
 		if (i+1)%*checkEvery == 0 {
-			c.check()
+			c.check("")
 			fmt.Printf("%d puts acknowledged, %d keys checked\n", i+1, len(c.acked))
 		}
 	}
 	time.Sleep(time.Second)
-	c.check()
-	fmt.Printf("ok: %d keys checked after %d puts (%d retries)\n", len(c.acked), *puts, c.retries)
+	c.check("")
+	fmt.Printf("ok: %d keys checked after %d puts (%d retries, %d read-backs after a reconnection)\n", len(c.acked), *puts, c.retries, c.readBacks)
 }
 
 type client struct {
@@ -70,10 +76,17 @@ type client struct {
 	acked   map[string]string
 	maybe   map[string][]string
 	retries int
+	// readBack turns on the read-back after a reconnection; reconnected is set by each
+	// connection but the first and cleared once every acknowledged key was read back.
+	readBack    bool
+	connected   bool
+	reconnected bool
+	readBacks   int
 }
 
 func (c *client) put(key string, valueOf func(attempt int) string) {
 	for attempt := 0; ; attempt++ {
+		c.readBackAfterReconnect()
 		value := valueOf(attempt)
 		reply, sent, err := c.request("PUT " + key + " " + value)
 		if err == nil && reply == "OK" {
@@ -97,7 +110,28 @@ func (c *client) get(key string) string {
 	}
 }
 
-func (c *client) check() {
+// readBackAfterReconnect connects if the connection broke and, if this is a new
+// connection, reads every acknowledged key back before the caller writes. A crash during
+// the read-back makes it start over, so the write that follows is always preceded by a
+// complete read-back on the connection it is sent on.
+func (c *client) readBackAfterReconnect() {
+	if !c.readBack {
+		return
+	}
+	if c.conn == nil {
+		c.connect()
+	}
+	for c.reconnected {
+		c.reconnected = false
+		c.readBacks++
+		c.check(" (read back after reconnecting, before the next write)")
+	}
+}
+
+// check reads every acknowledged key back and exits 1 unless each answers its
+// acknowledged value or one of its unacknowledged attempts; when is appended to the
+// failure line, to say which check saw it.
+func (c *client) check(when string) {
 	ks := make([]string, 0, len(c.acked))
 	for k := range c.acked {
 		ks = append(ks, k)
@@ -109,7 +143,7 @@ func (c *client) check() {
 		if found && (got == c.acked[k] || slices.Contains(c.maybe[k], got)) {
 			continue
 		}
-		fmt.Printf("acknowledged write lost: %s=%s, server now answers %q\n", k, c.acked[k], reply)
+		fmt.Printf("acknowledged write lost: %s=%s, server now answers %q%s\n", k, c.acked[k], reply, when)
 		os.Exit(1)
 	}
 }
@@ -139,6 +173,8 @@ func (c *client) connect() {
 		conn, err := sim.DialTimeout("tcp", serverAddr, dialTimeout)
 		if err == nil {
 			c.conn, c.r = conn, bufio.NewReader(conn)
+			c.reconnected = c.connected
+			c.connected = true
 			return
 		}
 		time.Sleep(redialDelay)
