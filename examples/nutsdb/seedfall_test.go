@@ -36,9 +36,9 @@ func TestUnpatchedBucketLost(t *testing.T) {
 // With the bucket fixed, a crash that tears the last entry of the active data file
 // makes the next Open fail with "crc error"; the torn-tail patch makes it pass.
 func TestUnpatchedTornTailRefusesOpen(t *testing.T) {
-	code, out, seed := replay(t, "nutsdb.bucketfix.json", "seed-3.faults.json", 2)
+	code, out, seed := replay(t, "nutsdb.bucketfix.json", "seed-5.faults.json", 2)
 	exampletest.WantFail(t, code, out, fmt.Sprintf("FAIL seed %d ", seed), "open nutsdb: db.buildIndexes error: crc error", "crash server during disk op #")
-	code, out, _ = replay(t, "nutsdb.fixed.json", "seed-3.faults.json", 2)
+	code, out, _ = replay(t, "nutsdb.fixed.json", "seed-5.faults.json", 2)
 	exampletest.WantPass(t, code, out)
 }
 
