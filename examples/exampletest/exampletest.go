@@ -152,10 +152,16 @@ func LowestFailing(t testing.TB, cfg, seeds string) uint64 {
 // and asserts that it fails with every one of want. It returns the seed.
 func LowestFailsWith(t testing.TB, cfg string, want ...string) uint64 {
 	t.Helper()
-	seed := LowestFailing(t, cfg, "1-40")
+	return LowestFailsWithIn(t, cfg, "1-40", want...)
+}
+
+// LowestFailsWithIn is LowestFailsWith over seeds (e.g. "1-60") instead of 1-40.
+func LowestFailsWithIn(t testing.TB, cfg, seeds string, want ...string) uint64 {
+	t.Helper()
+	seed := LowestFailing(t, cfg, seeds)
 	code, out := Run(t, "run", "-c", cfg, "-seeds", fmt.Sprintf("%d-%d", seed, seed))
 	WantFail(t, code, out, append([]string{fmt.Sprintf("FAIL seed %d ", seed)}, want...)...)
-	t.Logf("%s: lowest failing seed in 1-40 is %d", cfg, seed)
+	t.Logf("%s: lowest failing seed in %s is %d", cfg, seeds, seed)
 	return seed
 }
 
