@@ -60,8 +60,8 @@ type Fault struct {
 	// StreamNS keys the crash's random stream in place of ArmedNS: a shrunk plan moves
 	// the arming time of the run that first drew the crash here, so that the crash tears
 	// the same way while the plan states no arming time that its own run does not have.
-	StreamNS    int64 `json:"stream_ns,omitempty"`
-	DiskOp      int64 `json:"disk_op,omitempty"`
+	StreamNS int64 `json:"stream_ns,omitempty"`
+	DiskOp   int64 `json:"disk_op,omitempty"`
 	// ReadOp pins a read-side device fault (read_eio, corrupt_read) to the incarnation's
 	// ReadOp-th read of a file (reads are not disk ops: they are counted apart).
 	ReadOp      int64 `json:"read_op,omitempty"`
