@@ -15,11 +15,18 @@ var readbackLine = regexp.MustCompile(`readback life=(\d+) before: ok=(\d+) eio=
 // readbackCounts are the outcomes the readback guest counted in one life.
 type readbackCounts struct{ life, bOK, bEIO, bWrong, ok, eio, wrong, werr int }
 
+// readbackSims are the prepared readback worlds, by faults.
+var readbackSims = map[string]*engine.Sim{}
+
 // runReadback runs the readback guest (40 records) with the given faults (JSON members
 // of "faults") and plan, and returns its lines, the faults applied and the result.
 func runReadback(t *testing.T, faults string, seed uint64, plan *engine.FaultPlan) ([]readbackCounts, *engine.Result) {
 	t.Helper()
-	s := ftSim(t, ftDiskConfig(`"faults":{`+faults+`}`, "-mode", "readback", "-n", "40", "-delay", "0s"))
+	s := readbackSims[faults]
+	if s == nil {
+		s = ftSim(t, ftDiskConfig(`"faults":{`+faults+`}`, "-mode", "readback", "-n", "40", "-delay", "0s"))
+		readbackSims[faults] = s
+	}
 	r := ftRun(t, s, seed, plan)
 	var out []readbackCounts
 	for _, l := range r.Trace {
