@@ -136,6 +136,12 @@ func TestDeviceFaultsGuest(t *testing.T) {
 					}
 				}
 				if tc.name != "control" {
+					for _, l := range r.Trace {
+						if seed == 1 && strings.Contains(l, " fault "+tc.name+" ") {
+							t.Log(l) // the trace line, as docs/faults.md shows it
+							break
+						}
+					}
 					hits += countKind(r, engine.FaultKind(tc.name))
 				} else if len(r.Faults) != countKind(r, engine.FaultCrash) {
 					t.Fatalf("control applied %v", r.Faults)
