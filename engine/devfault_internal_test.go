@@ -74,3 +74,43 @@ func TestPickSector(t *testing.T) {
 		t.Fatalf("sectors %v, want 512, 1024 and 1536", seen)
 	}
 }
+
+// TestDeviceKindEntries: classes, the text form, spans and shrink's simplifications of
+// the device fault kinds.
+func TestDeviceKindEntries(t *testing.T) {
+	for _, tc := range []struct {
+		f           Fault
+		class, text string
+	}{
+		{Fault{AtNS: 5, Kind: FaultReadEIO, Node: "s", ReadOp: 7, Incarnation: 2}, "disk-error", "5ns read_eio s at read #7"},
+		{Fault{Kind: FaultCorruptRead, Node: "s", ReadOp: 1}, "corruption", "0s corrupt_read s at read #1"},
+		{Fault{Kind: FaultCorrupt, Node: "s", DiskOp: 3}, "corruption", "0s corrupt s at disk op #3"},
+		{Fault{Kind: FaultMisdirected, Node: "s", DiskOp: 3}, "corruption", "0s misdirected_write s at disk op #3"},
+		{Fault{Kind: FaultLostWrite, Node: "s", DiskOp: 3}, "lost-write", "0s lost_write s at disk op #3"},
+		{Fault{Kind: FaultWriteEIO, Node: "s"}, "disk-error", "0s write_eio s"},
+		{Fault{Kind: FaultSlowIO, Node: "s", DiskOp: 9, LatencyNS: 4e6}, "slow-io", "0s slow_io s at disk op #9 +4ms"},
+	} {
+		if c := tc.f.Class(); c != tc.class {
+			t.Errorf("%s: class %q, want %q", tc.f.Kind, c, tc.class)
+		}
+		if s := tc.f.String(); s != tc.text {
+			t.Errorf("%s: text %q, want %q", tc.f.Kind, s, tc.text)
+		}
+		if !tc.f.isPinned() && (tc.f.DiskOp > 0 || tc.f.ReadOp > 0) {
+			t.Errorf("%s: not pinned", tc.f.Kind)
+		}
+	}
+	slow := Fault{Kind: FaultSlowIO, Node: "s", DiskOp: 9, LatencyNS: 4e6}
+	if slow.Span() != 4e6 {
+		t.Errorf("slow_io span %d", slow.Span())
+	}
+	if s := specOf(FaultSlowIO).simplify(slow); len(s) != 1 || s[0].LatencyNS != 2e6 {
+		t.Errorf("slow_io simplifies to %v, want half the latency", s)
+	}
+	if s := specOf(FaultSlowIO).simplify(Fault{Kind: FaultSlowIO, LatencyNS: 1e6}); len(s) != 0 {
+		t.Errorf("a 1ms stall simplifies to %v, want nothing", s)
+	}
+	if s := specOf(FaultWriteEIO).simplify(Fault{Kind: FaultWriteEIO, DiskOp: 3}); len(s) != 0 {
+		t.Errorf("write_eio simplifies to %v", s)
+	}
+}
