@@ -228,10 +228,10 @@ func mangle(r *rand.Rand, b []byte) string {
 // ReadFaults applies read_eio and corrupt_read to a file read that returned total bytes
 // at off into bufs: it returns how many bytes the read returns, or disk.EIO.
 func (inc *incarnation) ReadFaults(ino disk.Ino, path string, off int64, bufs [][]byte, total int) (int, error) {
+	inc.reads++ // always, so that read_op numbers do not depend on when a fault was armed
 	if !inc.deviceOn() {
 		return total, nil
 	}
-	inc.reads++
 	n := inc.reads
 	d := inc.node.disk
 	unit := d.TearUnit()
