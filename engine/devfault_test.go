@@ -254,3 +254,30 @@ func TestDeviceFaultConfigErrors(t *testing.T) {
 		t.Fatalf("good slow_io: %v", err)
 	}
 }
+
+// TestDeviceFaultsByTime: device faults in a plan by time strike the node's next
+// matching call and are recorded pinned to it; the recorded plan replays with the same
+// trace hash.
+func TestDeviceFaultsByTime(t *testing.T) {
+	plan := ftPlan(
+		engine.Fault{AtNS: 5000, Kind: engine.FaultWriteEIO, Node: "disk"},
+		engine.Fault{AtNS: 5000, Kind: engine.FaultReadEIO, Node: "disk"},
+		engine.Fault{AtNS: 5000, Kind: engine.FaultSlowIO, Node: "disk", LatencyNS: int64(30 * time.Millisecond)},
+	)
+	c, r := runReadback(t, `"slow_io_latency":"1s"`, 1, plan)
+	if len(r.Faults) != 3 || c[0].werr != 1 || c[0].eio != 1 || c[0].ok != 38 {
+		t.Fatalf("applied %v, counts %+v\n%s", r.Faults, c, ftDump(r))
+	}
+	for _, f := range r.Faults {
+		if f.DiskOp == 0 && f.ReadOp == 0 || f.Incarnation != 1 {
+			t.Fatalf("%s: not pinned to its call", f)
+		}
+		if f.Kind == engine.FaultSlowIO && f.LatencyNS != int64(30*time.Millisecond) {
+			t.Fatalf("%s: the plan's latency was not kept", f)
+		}
+	}
+	_, again := runReadback(t, `"slow_io_latency":"1s"`, 1, ftPlan(r.Faults...))
+	if again.TraceHash != r.TraceHash || fmt.Sprint(again.Faults) != fmt.Sprint(r.Faults) {
+		t.Fatalf("the recorded plan replays differently:\n%v\n%v", r.Faults, again.Faults)
+	}
+}
