@@ -29,6 +29,11 @@ type Engine interface {
 	Shrink(ctx context.Context, configPath string, r engine.Result, budget time.Duration) (minimal []engine.Fault, note string, err error)
 	// Mutate runs durability mutation testing (`seedfall mutate`) over seeds per mutant.
 	Mutate(ctx context.Context, configPath string, seeds []uint64) (*Mutation, error)
+	// UpgradeFrom makes commit (a full commit hash of the repository the config is in)
+	// the old build of every node of the config with an "upgrade" option, for every
+	// later Sweep, Shrink and Mutate of that config (input upgrade-from), and returns
+	// those nodes in config order. A config without any is an error.
+	UpgradeFrom(ctx context.Context, configPath, commit string) ([]UpgradeNode, error)
 }
 
 // Exit codes of Run, as for every seedfall command.
@@ -106,6 +111,8 @@ type runner struct {
 	action *githubactions.Action
 	ev     Event
 	client *github.Client
+	// upgrade is input upgrade-from resolved (nil without it).
+	upgrade *upgrade
 }
 
 // getenv answers go-githubactions' questions from Env, never from the process.
@@ -163,10 +170,18 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	if r.in.Shard.Count > 1 {
 		shard = ", shard " + r.in.Shard.String()
 	}
+	if r.in.UpgradeFrom != "" && r.in.Rendering == "" {
+		if r.upgrade, err = r.resolveUpgrade(ctx); err != nil {
+			return 0, err
+		}
+	}
 	if r.in.Rendering != "" {
 		r.printf("seedfall report: rendering %d results of %s from %s", len(seeds), r.in.Config, r.in.Rendering)
 	} else {
 		r.printf("seedfall ci: %s: sweeping %d seeds of %s (%s mode%s)", where, len(seeds), r.in.Config, mode, shard)
+		if r.upgrade != nil {
+			r.printf("seedfall ci: %s", r.upgrade.line(r.ev))
+		}
 	}
 
 	results, err := r.eng.Sweep(ctx, r.in.Config, seeds)
@@ -388,7 +403,12 @@ func (r *runner) shrunkPlanRef(sig string) string {
 }
 
 func (r *runner) replayCommand(seed uint64) string {
-	return fmt.Sprintf("seedfall replay -c %s -seed %d", r.in.Config, seed)
+	cmd := fmt.Sprintf("seedfall replay -c %s -seed %d", r.in.Config, seed)
+	if r.upgrade != nil {
+		// The config's own "from" is not what ran: name the revision that did.
+		cmd += " -upgrade-from " + r.upgrade.commit
+	}
+	return cmd
 }
 
 func statusRank(s report.Status) int {
@@ -411,6 +431,9 @@ func (r *runner) buildData(results []engine.Result, groups []*group, fixed []str
 		Ref:    r.ev.Ref,
 		Event:  r.ev.Name,
 		Total:  len(results),
+	}
+	if r.upgrade != nil {
+		sum.Upgrade = r.upgrade.line(r.ev)
 	}
 	if r.in.Mode == ModeDeep {
 		sum.Seeds += fmt.Sprintf(" ×%d (deep)", DeepFactor)

@@ -36,6 +36,20 @@ type fakeEngine struct {
 	mutation  *Mutation
 	mutateErr error
 	mutated   []int
+	// upgrades are the config's upgrading nodes (UpgradeFrom fails without any);
+	// upgradedFrom records the commits UpgradeFrom was given.
+	upgrades     []UpgradeNode
+	upgradedFrom []string
+}
+
+func (e *fakeEngine) UpgradeFrom(ctx context.Context, configPath, commit string) ([]UpgradeNode, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.upgradedFrom = append(e.upgradedFrom, commit)
+	if len(e.upgrades) == 0 {
+		return nil, fmt.Errorf("%s: upgrade-from %q: no node has an \"upgrade\" option", configPath, commit)
+	}
+	return e.upgrades, nil
 }
 
 func (e *fakeEngine) result(seed uint64) engine.Result {

@@ -110,6 +110,9 @@ func mdCounts(d *Data) string {
 	if len(facts) > 0 {
 		b.WriteString(strings.Join(facts, " · ") + "\n\n")
 	}
+	if s.Upgrade != "" {
+		b.WriteString("**" + mdText(clip(oneLine(s.Upgrade), 400)) + "**\n\n")
+	}
 	line := []string{mdText(determinismLine(s))}
 	if s.MutationScore != "" {
 		m := "mutation score " + codeSpan(clip(s.MutationScore, 40))

@@ -117,6 +117,10 @@ type Summary struct {
 	// Blind counts the mutants killed then and not now.
 	MutationWas string
 	Blind       int
+	// Upgrade says which build wrote the data and which read it when the run checked an
+	// upgrade across commits (the Action's input upgrade-from): "upgrade (server): data
+	// written by base 3f2a1c0, read by this PR's build 9e8d7c6". Empty otherwise.
+	Upgrade string
 }
 
 // Data is everything a report shows.

@@ -26,6 +26,8 @@ type ciEngine struct {
 	stderr io.Writer
 	mu     sync.Mutex
 	sims   map[string]*engine.Sim
+	// upgradeFrom is the commit input upgrade-from names, per config path.
+	upgradeFrom map[string]string
 }
 
 func (e *ciEngine) sim(ctx context.Context, path string) (*engine.Sim, error) {
@@ -38,6 +40,11 @@ func (e *ciEngine) sim(ctx context.Context, path string) (*engine.Sim, error) {
 	if err != nil {
 		return nil, err
 	}
+	if rev := e.upgradeFrom[path]; rev != "" {
+		if _, err := cfg.SetUpgradeFrom(rev); err != nil {
+			return nil, err
+		}
+	}
 	s, err := engine.Prepare(ctx, cfg, engine.PrepareOptions{Progress: func(l string) { fmt.Fprintln(e.stderr, l) }})
 	if err != nil {
 		return nil, err
@@ -47,6 +54,36 @@ func (e *ciEngine) sim(ctx context.Context, path string) (*engine.Sim, error) {
 	}
 	e.sims[path] = s
 	return s, nil
+}
+
+// UpgradeFrom makes commit the old build of the config's upgrading nodes and builds
+// them now, so that a revision that does not build fails before the sweep.
+func (e *ciEngine) UpgradeFrom(ctx context.Context, path, commit string) ([]ci.UpgradeNode, error) {
+	e.mu.Lock()
+	if e.sims[path] != nil {
+		e.mu.Unlock()
+		return nil, fmt.Errorf("%s: upgrade-from given after the config was prepared", path)
+	}
+	if e.upgradeFrom == nil {
+		e.upgradeFrom = map[string]string{}
+	}
+	e.upgradeFrom[path] = commit
+	e.mu.Unlock()
+	s, err := e.sim(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	var out []ci.UpgradeNode
+	for _, n := range s.Config().Nodes {
+		if n.Upgrade != nil {
+			mode := n.Upgrade.Mode
+			if mode == "" {
+				mode = engine.UpgradeOnce
+			}
+			out = append(out, ci.UpgradeNode{Name: n.Name, Mode: mode})
+		}
+	}
+	return out, nil
 }
 
 // traceExcerpt is how many trace lines before the failure a report shows.
@@ -228,6 +265,10 @@ func (f fileEngine) Shrink(context.Context, string, engine.Result, time.Duration
 }
 
 func (f fileEngine) Mutate(context.Context, string, []uint64) (*ci.Mutation, error) {
+	return nil, errors.New("seedfall report renders results without rerunning them")
+}
+
+func (f fileEngine) UpgradeFrom(context.Context, string, string) ([]ci.UpgradeNode, error) {
 	return nil, errors.New("seedfall report renders results without rerunning them")
 }
 
