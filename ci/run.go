@@ -25,8 +25,8 @@ type Engine interface {
 	// Sweep runs every seed of the config and returns the results sorted by seed.
 	Sweep(ctx context.Context, configPath string, seeds []uint64) ([]engine.Result, error)
 	// Shrink reduces r's faults to a minimal list that still fails with r's signature,
-	// within budget. note says how it went ("5 → 2 faults", "budget reached: …").
-	Shrink(ctx context.Context, configPath string, r engine.Result, budget time.Duration) (minimal []engine.Fault, note string, err error)
+	// within budget.
+	Shrink(ctx context.Context, configPath string, r engine.Result, budget time.Duration) (Shrunk, error)
 	// Mutate runs durability mutation testing (`seedfall mutate`) over seeds per mutant.
 	Mutate(ctx context.Context, configPath string, seeds []uint64) (*Mutation, error)
 	// UpgradeFrom makes commit (a full commit hash of the repository the config is in)
@@ -34,6 +34,18 @@ type Engine interface {
 	// later Sweep, Shrink and Mutate of that config (input upgrade-from), and returns
 	// those nodes in config order. A config without any is an error.
 	UpgradeFrom(ctx context.Context, configPath, commit string) ([]UpgradeNode, error)
+}
+
+// Shrunk is what Engine.Shrink found.
+type Shrunk struct {
+	// Faults is the minimal fault list.
+	Faults []engine.Fault
+	// Note says how it went ("5 → 2 faults in 41 runs", "budget reached: …").
+	Note string
+	// Failure is the minimal list's own failure: the same signature as the seed's, but
+	// often at another time and with other values (kvlog seed 2: the seed's own faults
+	// fail at 3.57s on k0=v16, its minimal plan at 11.40s on k0=v48). nil when unknown.
+	Failure *engine.Failure
 }
 
 // Exit codes of Run, as for every seedfall command.
@@ -69,6 +81,9 @@ type group struct {
 	entry   *Entry // the baseline's entry, if any
 	shrunk  []engine.Fault
 	note    string
+	// shrunkFailure is the minimal plan's own failure (Shrunk.Failure), when this run
+	// shrank it.
+	shrunkFailure *engine.Failure
 }
 
 func (g *group) rep() *engine.Result { return &g.results[0] }
@@ -377,15 +392,15 @@ func (r *runner) shrink(ctx context.Context, groups []*group) {
 			continue
 		}
 		per := left / time.Duration(len(todo)-i)
-		minimal, note, err := r.eng.Shrink(ctx, r.in.Config, *g.rep(), per)
+		res, err := r.eng.Shrink(ctx, r.in.Config, *g.rep(), per)
 		if err != nil {
 			g.note = "not shrunk: " + err.Error()
 			r.action.Warningf("seedfall: shrink %s (seed %d): %v", g.sig, g.rep().Seed, err)
 			continue
 		}
-		g.shrunk, g.note = minimal, note
+		g.shrunk, g.note, g.shrunkFailure = res.Faults, res.Note, res.Failure
 		if g.note == "" {
-			g.note = fmt.Sprintf("shrunk from %d to %d faults", len(g.rep().Faults), len(minimal))
+			g.note = fmt.Sprintf("shrunk from %d to %d faults", len(g.rep().Faults), len(res.Faults))
 		}
 	}
 }
@@ -482,6 +497,9 @@ func (r *runner) buildData(results []engine.Result, groups []*group, fixed []str
 			FirstSeen:    r.ev.SHA,
 			LastSeen:     r.ev.SHA,
 			AtNS:         rep.Failure.AtNS,
+		}
+		if f := g.shrunkFailure; f != nil && len(g.shrunk) > 0 {
+			rg.ShrunkAtNS, rg.ShrunkReason = f.AtNS, f.Reason
 		}
 		if len(g.shrunk) > 0 && g.status == statusNew {
 			// The shrunk plan is saved with the report (see writeFiles), under the report

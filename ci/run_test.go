@@ -97,14 +97,14 @@ func (e *fakeEngine) Sweep(ctx context.Context, configPath string, seeds []uint6
 	return out, nil
 }
 
-func (e *fakeEngine) Shrink(ctx context.Context, configPath string, r engine.Result, budget time.Duration) ([]engine.Fault, string, error) {
+func (e *fakeEngine) Shrink(ctx context.Context, configPath string, r engine.Result, budget time.Duration) (Shrunk, error) {
 	e.mu.Lock()
 	e.shrinks = append(e.shrinks, budget)
 	e.mu.Unlock()
 	if e.onShrink != nil {
 		e.onShrink()
 	}
-	return r.Faults[:1], fmt.Sprintf("%d → 1 faults", len(r.Faults)), nil
+	return Shrunk{Faults: r.Faults[:1], Note: fmt.Sprintf("%d → 1 faults", len(r.Faults))}, nil
 }
 
 // ghRun is one simulated GitHub Actions run: event file, output and summary files.

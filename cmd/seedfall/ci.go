@@ -116,41 +116,31 @@ func (e *ciEngine) Sweep(ctx context.Context, path string, seeds []uint64) ([]en
 	return out, nil
 }
 
-func (e *ciEngine) Shrink(ctx context.Context, path string, r engine.Result, budget time.Duration) ([]engine.Fault, string, error) {
+func (e *ciEngine) Shrink(ctx context.Context, path string, r engine.Result, budget time.Duration) (ci.Shrunk, error) {
 	s, err := e.sim(ctx, path)
 	if err != nil {
-		return nil, "", err
+		return ci.Shrunk{}, err
 	}
 	// Its runs happen in worker processes, as the sweep's do.
 	pool, err := cli.NewPool(s, runtime.NumCPU(), "")
 	if err != nil {
-		return nil, "", err
+		return ci.Shrunk{}, err
 	}
 	defer pool.Close()
 	res, err := s.Shrink(ctx, r.Seed, engine.ShrinkOptions{Budget: budget, Run: pool.Run})
 	if err != nil {
-		return nil, "", err
+		return ci.Shrunk{}, err
 	}
 	note := fmt.Sprintf("%d → %d faults in %d runs", res.Before, res.After, res.Runs)
 	if res.Exhausted {
 		note += " (budget reached: maybe not minimal)"
 	}
-	return res.Plan.Faults, note + shrunkFailureNote(r, res.Minimal), nil
-}
-
-// shrunkFailureNote says when and how the minimal plan's run fails, beside the
-// original's: the same bug (signature), but often at another time and with other
-// values (kvlog: 3.57s k0=v16, shrunk 11.40s k0=v48). Empty when they are the same.
-func shrunkFailureNote(orig engine.Result, minimal *engine.Result) string {
-	if minimal == nil || minimal.Failure == nil || orig.Failure == nil {
-		return ""
+	out := ci.Shrunk{Faults: res.Plan.Faults, Note: note}
+	if res.Minimal != nil {
+		// The report shows it beside the seed's own failure.
+		out.Failure = res.Minimal.Failure
 	}
-	o, m := orig.Failure, minimal.Failure
-	if o.AtNS == m.AtNS && o.Reason == m.Reason {
-		return ""
-	}
-	return fmt.Sprintf("; the minimal plan fails at %s: %s (the seed's own faults: at %s)",
-		time.Duration(m.AtNS).String(), m.Reason, time.Duration(o.AtNS).String())
+	return out, nil
 }
 
 // Mutate runs `seedfall mutate` over seeds with the config's operators.
@@ -260,8 +250,8 @@ func (f fileEngine) Sweep(_ context.Context, _ string, seeds []uint64) ([]engine
 	return out, nil
 }
 
-func (f fileEngine) Shrink(context.Context, string, engine.Result, time.Duration) ([]engine.Fault, string, error) {
-	return nil, "not shrunk: seedfall report renders results without rerunning them", nil
+func (f fileEngine) Shrink(context.Context, string, engine.Result, time.Duration) (ci.Shrunk, error) {
+	return ci.Shrunk{Note: "not shrunk: seedfall report renders results without rerunning them"}, nil
 }
 
 func (f fileEngine) Mutate(context.Context, string, []uint64) (*ci.Mutation, error) {
