@@ -232,7 +232,7 @@ func checkReportInChromium(t *testing.T, page, failureText string) {
 			if (rects.length === 0 || rects[0].left < cr.left - 0.5) { out.Problems.push("block " + j + ": the command's first character is not in view"); }
 		}
 		return out;
-	})(` + jsQuote(failureText) + `)`))
+	})(`+jsQuote(failureText)+`)`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,4 +86,3 @@ func TestReadmeShrinkExampleKeepsCheckoutClean(t *testing.T) {
 		t.Error("the README's command table does not list shrink's -o")
 	}
 }
-
