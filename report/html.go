@@ -179,7 +179,7 @@ func newCard(n int, g Group) card {
 	for _, f := range g.Shrunk {
 		c.Shrunk = append(c.Shrunk, f.String())
 	}
-	if g.ShrunkReason != "" {
+	if g.ShrunkReason != "" && len(g.Shrunk) > 0 {
 		c.ShrunkAt = fmtNS(g.ShrunkAtNS)
 	}
 	c.Before = faultsBeforeLines(g)
