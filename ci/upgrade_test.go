@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/seedfall/seedfall/ci/githubtest"
+	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/report"
 )
 
 // gitRepo makes a temporary git repository with two commits and returns its
@@ -211,5 +213,33 @@ func TestUpgradeFromInputRefused(t *testing.T) {
 	}, nil)
 	if err != nil || in.UpgradeFrom != UpgradeBase {
 		t.Errorf("INPUT_UPGRADE-FROM=base: %v, UpgradeFrom %q", err, in.UpgradeFrom)
+	}
+}
+
+// TestArtifactCarriesUpgradeAndShrunkFailure: the fork recipe's publisher posts what the
+// sweep saw: the upgrade line and the minimal schedule's own failure survive the
+// artifact, and a negative shrunk time is refused like any other.
+func TestArtifactCarriesUpgradeAndShrunkFailure(t *testing.T) {
+	d := &report.Data{
+		Summary: report.Summary{Config: "seedfall.json", Seeds: "1-2", Total: 2, Passed: 1, Failed: 1, New: 1,
+			Upgrade: "upgrade (server): data written by base 3f2a1c0, read by this PR's build 9e8d7c6"},
+		Groups: []report.Group{{Signature: "sig-0123456789ab", Status: report.StatusNew, Kind: "always", Reason: "k0=v16",
+			Seeds: []uint64{2}, AtNS: 3_573_913_455, ShrunkReason: "k0=v48", ShrunkAtNS: 11_399_799_676,
+			Shrunk: []engine.Fault{{AtNS: 1, Kind: engine.FaultCrash, Node: "server"}}}},
+	}
+	a := newArtifact(7, strings.Repeat("a", 40), d, nil)
+	data, err := json.Marshal(a)
+	must(t, err)
+	b, err := ParseArtifact("publish.json", data)
+	must(t, err)
+	got, _ := b.data(FailOnNew, strings.Repeat("a", 40), "")
+	if got.Summary.Upgrade != d.Summary.Upgrade || got.Groups[0].ShrunkReason != "k0=v48" || got.Groups[0].ShrunkAtNS != 11_399_799_676 {
+		t.Errorf("after the artifact: upgrade %q, shrunk %q at %d", got.Summary.Upgrade, got.Groups[0].ShrunkReason, got.Groups[0].ShrunkAtNS)
+	}
+	a.Groups[0].ShrunkAtNS = -1
+	data, err = json.Marshal(a)
+	must(t, err)
+	if _, err := ParseArtifact("publish.json", data); err == nil || !strings.Contains(err.Error(), "groups[0].shrunk_at_ns") {
+		t.Errorf("a negative shrunk_at_ns: %v, want an error naming the field", err)
 	}
 }
