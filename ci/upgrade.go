@@ -107,7 +107,11 @@ func (r *runner) resolveUpgrade(ctx context.Context) (*upgrade, error) {
 		if why == "" {
 			why = "no such commit"
 		}
-		return nil, fmt.Errorf("input upgrade-from: %s (%s) is not a commit of the repository at %s: %s; a shallow checkout lacks it: check out with actions/checkout's fetch-depth: 0", label, clipRunes(rev, 80), dir, why)
+		what := label
+		if label != rev {
+			what += " (" + clipRunes(rev, 80) + ")"
+		}
+		return nil, fmt.Errorf("input upgrade-from: %s is not a commit of the repository at %s: %s; a shallow checkout lacks it: check out with actions/checkout's fetch-depth: 0", what, dir, why)
 	}
 	commit := strings.TrimSpace(string(out))
 	nodes, err := r.eng.UpgradeFrom(ctx, r.in.Config, commit)

@@ -170,7 +170,7 @@ func TestUpgradeFromInput(t *testing.T) {
 			"this push created the branch"},
 		{"schedule", "schedule", map[string]any{}, "base", server, "schedule has neither: name a revision"},
 		{"missing revision", "pull_request", prEventWithBase(head, c1), "nosuchbranch", server,
-			"input upgrade-from: nosuchbranch (nosuchbranch) is not a commit of the repository"},
+			"input upgrade-from: nosuchbranch is not a commit of the repository at " + repo},
 		{"config without upgrade", "pull_request", prEventWithBase(head, c1), "base", nil,
 			`input upgrade-from: ` + filepath.Join(repo, "seedfall.json") + `: upgrade-from "` + c1 + `": no node has an "upgrade" option`},
 	} {
