@@ -14,6 +14,11 @@ RUN go mod download
 COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -o /usr/local/bin/seedfall ./cmd/seedfall
 
+# GitHub mounts the workspace owned by the runner user, not by the container's root: git
+# (input upgrade-from builds a revision with git archive) refuses such a repository
+# without this.
+RUN git config --system --add safe.directory '*'
+
 # Warm the build cache for GOOS=wasip1: std, and a hello world through the linker.
 RUN GOOS=wasip1 GOARCH=wasm go build std && \
     mkdir -p /tmp/hello && cd /tmp/hello && \

@@ -91,6 +91,24 @@ jobs:
 	if err == nil || !strings.Contains(out, `input "seed" is not defined`) || !strings.Contains(out, `property "failures" is not defined`) {
 		t.Errorf("actionlint missed an unknown input and output (err %v):\n%s", err, out)
 	}
+
+	// The recipe of docs/action.md for input upgrade-from lints clean against action.yml.
+	good := filepath.Join(neg, ".github", "workflows", "upgrade.yml")
+	must(t, os.WriteFile(good, []byte(`on: [pull_request, push]
+jobs:
+  a:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+        with:
+          fetch-depth: 0
+      - uses: ./
+        with:
+          upgrade-from: base
+`), 0o644))
+	if out, err := actionlint(t, neg, good); err != nil {
+		t.Errorf("actionlint on a workflow with upgrade-from: %v\n%s", err, out)
+	}
 }
 
 // actionMeta is what the line-based reader takes from action.yml.

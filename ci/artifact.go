@@ -75,6 +75,8 @@ type ArtifactSummary struct {
 	MutationScore string `json:"mutation_score"`
 	MutationWas   string `json:"mutation_was"`
 	Blind         int    `json:"blind"`
+	// Upgrade is report.Summary.Upgrade: which build wrote and which read.
+	Upgrade string `json:"upgrade,omitempty"`
 }
 
 // ArtifactGroup is one signature: report.Group without the trace and the full fault
@@ -92,8 +94,11 @@ type ArtifactGroup struct {
 	FirstSeen    string         `json:"first_seen"`
 	LastSeen     string         `json:"last_seen"`
 	AtNS         int64          `json:"at_ns"`
-	Location     *Location      `json:"location,omitempty"`
-	Frame        string         `json:"frame,omitempty"`
+	// ShrunkReason and ShrunkAtNS are the minimal schedule's own failure.
+	ShrunkReason string    `json:"shrunk_reason,omitempty"`
+	ShrunkAtNS   int64     `json:"shrunk_at_ns,omitempty"`
+	Location     *Location `json:"location,omitempty"`
+	Frame        string    `json:"frame,omitempty"`
 }
 
 // ArtifactProperty is one property's counts.
@@ -112,13 +117,14 @@ func newArtifact(pr int, sha string, d *report.Data, places map[string]groupPlac
 			Config: s.Config, Seeds: s.Seeds, Ref: s.Ref, Total: s.Total, Passed: s.Passed, Failed: s.Failed,
 			Liveness: s.Liveness, Horizon: s.Horizon, Watchdog: s.Watchdog, Errors: s.Errors, Checked: s.Checked,
 			Divergences: s.Divergences, New: s.New, Known: s.Known, Fixed: s.Fixed,
-			MutationScore: s.MutationScore, MutationWas: s.MutationWas, Blind: s.Blind,
+			MutationScore: s.MutationScore, MutationWas: s.MutationWas, Blind: s.Blind, Upgrade: s.Upgrade,
 		}}
 	for _, g := range d.Groups {
 		ag := ArtifactGroup{
 			Signature: g.Signature, Status: string(g.Status), Kind: g.Kind, Reason: g.Reason, Seeds: g.Seeds,
 			FaultClasses: g.FaultClasses, Shrunk: g.Shrunk, ShrinkNote: g.ShrinkNote, Replay: g.Replay,
 			FirstSeen: g.FirstSeen, LastSeen: g.LastSeen, AtNS: g.AtNS,
+			ShrunkReason: g.ShrunkReason, ShrunkAtNS: g.ShrunkAtNS,
 		}
 		if p, ok := places[g.Signature]; ok {
 			ag.Location, ag.Frame = p.Loc, p.Frame
@@ -292,6 +298,9 @@ func (a *Artifact) validate() error {
 		if g.AtNS < 0 {
 			return fieldErr(f+".at_ns", "%d is negative", g.AtNS)
 		}
+		if g.ShrunkAtNS < 0 {
+			return fieldErr(f+".shrunk_at_ns", "%d is negative", g.ShrunkAtNS)
+		}
 		if l := g.Location; l != nil {
 			if l.Line < 1 || l.Line > 10_000_000 {
 				return fieldErr(f+".location.line", "%d is not a line number", l.Line)
@@ -402,7 +411,7 @@ func (a *Artifact) data(failOn, sha, reportURL string) (*report.Data, map[string
 		Total: s.Total, Passed: s.Passed, Failed: s.Failed, Liveness: s.Liveness, Horizon: s.Horizon,
 		Watchdog: s.Watchdog, Errors: s.Errors, Checked: s.Checked, Divergences: s.Divergences,
 		New: s.New, Known: s.Known, Fixed: s.Fixed, ReportURL: reportURL,
-		MutationScore: s.MutationScore, MutationWas: s.MutationWas, Blind: s.Blind,
+		MutationScore: s.MutationScore, MutationWas: s.MutationWas, Blind: s.Blind, Upgrade: s.Upgrade,
 	}
 	sum.Conclusion = "success"
 	if exitCode(failOn, sum) != ExitPass {
@@ -415,6 +424,7 @@ func (a *Artifact) data(failOn, sha, reportURL string) (*report.Data, map[string
 			Signature: g.Signature, Status: report.Status(g.Status), Kind: g.Kind, Reason: g.Reason, Seeds: g.Seeds,
 			FaultClasses: g.FaultClasses, Shrunk: g.Shrunk, ShrinkNote: g.ShrinkNote, Replay: g.Replay,
 			FirstSeen: g.FirstSeen, LastSeen: g.LastSeen, AtNS: g.AtNS,
+			ShrunkReason: g.ShrunkReason, ShrunkAtNS: g.ShrunkAtNS,
 		})
 		if g.Status != string(statusFixed) {
 			places[g.Signature] = groupPlace{Loc: g.Location, Frame: g.Frame}

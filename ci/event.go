@@ -89,6 +89,10 @@ type Event struct {
 	PR            int    // pull request number, 0 when not a pull request
 	DefaultBranch string // the repository's default branch, from the payload
 	Fork          bool   // a pull request from another repository (its token is read-only)
+	// Base is the commit the change is measured against (input upgrade-from: base): a
+	// pull request's base.sha, or a push's before (all zeros for a new branch). Taken
+	// from the payload as given; the upgrade checks it is a commit hash.
+	Base string
 	// WorkflowRun is set for a workflow_run event: the run whose results publish mode
 	// posts.
 	WorkflowRun *WorkflowRun
@@ -130,6 +134,7 @@ func (ev Event) WritesBaseline() bool {
 type eventPayload struct {
 	Ref         string `json:"ref"`
 	After       string `json:"after"`
+	Before      string `json:"before"`
 	Number      int    `json:"number"`
 	PullRequest *struct {
 		Number int `json:"number"`
@@ -139,6 +144,9 @@ type eventPayload struct {
 				FullName string `json:"full_name"`
 			} `json:"repo"`
 		} `json:"head"`
+		Base struct {
+			SHA string `json:"sha"`
+		} `json:"base"`
 	} `json:"pull_request"`
 	Repository *struct {
 		FullName      string `json:"full_name"`
@@ -200,6 +208,7 @@ func ReadEvent(env Env) (Event, error) {
 		if p.After != "" && strings.Trim(p.After, "0") != "" {
 			ev.SHA = p.After
 		}
+		ev.Base = p.Before
 	case "pull_request", "pull_request_target":
 		if p.PullRequest == nil {
 			return Event{}, fmt.Errorf("event file %s: %s event without a pull_request object", env.EventPath, ev.Name)
@@ -212,6 +221,7 @@ func ReadEvent(env Env) (Event, error) {
 			return Event{}, fmt.Errorf("event file %s: pull_request.head.sha is empty", env.EventPath)
 		}
 		ev.SHA = p.PullRequest.Head.SHA
+		ev.Base = p.PullRequest.Base.SHA
 		if hr := p.PullRequest.Head.Repo; hr != nil && p.Repository != nil && hr.FullName != p.Repository.FullName {
 			ev.Fork = true
 		}

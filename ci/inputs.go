@@ -76,13 +76,22 @@ type Inputs struct {
 	// Publish is the publish artifact (a directory holding ArtifactFile, or the file)
 	// that publish mode posts on a workflow_run event (input publish); "" sweeps.
 	Publish string
+	// UpgradeFrom is the old build of every node with an "upgrade" option (input
+	// upgrade-from): "" keeps the config's own, UpgradeBase the pull request's base
+	// commit (for a push, the previous commit), anything else a git revision of the
+	// repository.
+	UpgradeFrom string
 	// Rendering, set by `seedfall report` (not an input), names the results file the
 	// run renders instead of sweeping.
 	Rendering string
 }
 
 // InputNames lists the action inputs, in action.yml order.
-var InputNames = []string{"config", "seeds", "mode", "shrink-budget", "baseline", "token", "comment", "fail-on", "shard", "mutation", "mutation-seeds", "publish"}
+var InputNames = []string{"config", "seeds", "mode", "shrink-budget", "baseline", "token", "comment", "fail-on", "shard", "mutation", "mutation-seeds", "upgrade-from", "publish"}
+
+// UpgradeBase is the input upgrade-from's value for the event's base: the pull
+// request's base commit, or the commit before a push.
+const UpgradeBase = "base"
 
 // When durability mutation testing runs (input mutation).
 const (
@@ -183,7 +192,7 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 	defaults := map[string]string{
 		"config": "seedfall.json", "seeds": "1-500", "mode": ModeAuto, "shrink-budget": "2m",
 		"baseline": "", "token": "", "comment": "true", "fail-on": FailOnNew, "shard": "1/1", "out": DefaultOut,
-		"mutation": MutationOff, "mutation-seeds": "1-50", "publish": "",
+		"mutation": MutationOff, "mutation-seeds": "1-50", "upgrade-from": "", "publish": "",
 	}
 	usage := map[string]string{
 		"config":         "seedfall config file",
@@ -198,6 +207,7 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 		"out":            "directory for report.html, report.md, junit.xml and results.jsonl",
 		"mutation":       "off, deep or always: when durability mutation testing runs (deep: scheduled, manual and deep runs)",
 		"mutation-seeds": "seeds each mutant runs, e.g. 1-50",
+		"upgrade-from":   "old build of every node with an \"upgrade\" option: base (the PR's base commit; for a push, the previous one) or a git revision",
 		"publish":        "publish mode: post the sweep artifact in `dir` (or file) on a workflow_run event, without sweeping",
 	}
 	vals := map[string]*string{}
@@ -241,6 +251,7 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 		Mutation:      get("mutation"),
 		MutationSeeds: get("mutation-seeds"),
 		Publish:       get("publish"),
+		UpgradeFrom:   get("upgrade-from"),
 	}
 	if in.Config == "" {
 		return Inputs{}, errors.New("input config: empty (want the path of a seedfall config, e.g. seedfall.json)")
@@ -281,6 +292,11 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 	}
 	if _, err := ParseSeeds(in.MutationSeeds); err != nil {
 		return Inputs{}, fmt.Errorf("input mutation-seeds: %s", strings.TrimPrefix(err.Error(), "input seeds: "))
+	}
+	if in.UpgradeFrom != "" && in.UpgradeFrom != UpgradeBase {
+		if err := checkRevisionName(in.UpgradeFrom); err != nil {
+			return Inputs{}, fmt.Errorf("input upgrade-from: %w", err)
+		}
 	}
 	if in.Out == "" {
 		in.Out = DefaultOut

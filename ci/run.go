@@ -25,10 +25,27 @@ type Engine interface {
 	// Sweep runs every seed of the config and returns the results sorted by seed.
 	Sweep(ctx context.Context, configPath string, seeds []uint64) ([]engine.Result, error)
 	// Shrink reduces r's faults to a minimal list that still fails with r's signature,
-	// within budget. note says how it went ("5 → 2 faults", "budget reached: …").
-	Shrink(ctx context.Context, configPath string, r engine.Result, budget time.Duration) (minimal []engine.Fault, note string, err error)
+	// within budget.
+	Shrink(ctx context.Context, configPath string, r engine.Result, budget time.Duration) (Shrunk, error)
 	// Mutate runs durability mutation testing (`seedfall mutate`) over seeds per mutant.
 	Mutate(ctx context.Context, configPath string, seeds []uint64) (*Mutation, error)
+	// UpgradeFrom makes commit (a full commit hash of the repository the config is in)
+	// the old build of every node of the config with an "upgrade" option, for every
+	// later Sweep, Shrink and Mutate of that config (input upgrade-from), and returns
+	// those nodes in config order. A config without any is an error.
+	UpgradeFrom(ctx context.Context, configPath, commit string) ([]UpgradeNode, error)
+}
+
+// Shrunk is what Engine.Shrink found.
+type Shrunk struct {
+	// Faults is the minimal fault list.
+	Faults []engine.Fault
+	// Note says how it went ("5 → 2 faults in 41 runs", "budget reached: …").
+	Note string
+	// Failure is the minimal list's own failure: the same signature as the seed's, but
+	// often at another time and with other values (kvlog seed 2: the seed's own faults
+	// lose k12=v12 at 3.63s, its minimal plan k0=v48 at 13.08s). nil when unknown.
+	Failure *engine.Failure
 }
 
 // Exit codes of Run, as for every seedfall command.
@@ -64,6 +81,9 @@ type group struct {
 	entry   *Entry // the baseline's entry, if any
 	shrunk  []engine.Fault
 	note    string
+	// shrunkFailure is the minimal plan's own failure (Shrunk.Failure), when this run
+	// shrank it.
+	shrunkFailure *engine.Failure
 }
 
 func (g *group) rep() *engine.Result { return &g.results[0] }
@@ -106,6 +126,8 @@ type runner struct {
 	action *githubactions.Action
 	ev     Event
 	client *github.Client
+	// upgrade is input upgrade-from resolved (nil without it).
+	upgrade *upgrade
 }
 
 // getenv answers go-githubactions' questions from Env, never from the process.
@@ -163,10 +185,18 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	if r.in.Shard.Count > 1 {
 		shard = ", shard " + r.in.Shard.String()
 	}
+	if r.in.UpgradeFrom != "" && r.in.Rendering == "" {
+		if r.upgrade, err = r.resolveUpgrade(ctx); err != nil {
+			return 0, err
+		}
+	}
 	if r.in.Rendering != "" {
 		r.printf("seedfall report: rendering %d results of %s from %s", len(seeds), r.in.Config, r.in.Rendering)
 	} else {
 		r.printf("seedfall ci: %s: sweeping %d seeds of %s (%s mode%s)", where, len(seeds), r.in.Config, mode, shard)
+		if r.upgrade != nil {
+			r.printf("seedfall ci: %s", r.upgrade.line(r.ev))
+		}
 	}
 
 	results, err := r.eng.Sweep(ctx, r.in.Config, seeds)
@@ -362,15 +392,15 @@ func (r *runner) shrink(ctx context.Context, groups []*group) {
 			continue
 		}
 		per := left / time.Duration(len(todo)-i)
-		minimal, note, err := r.eng.Shrink(ctx, r.in.Config, *g.rep(), per)
+		res, err := r.eng.Shrink(ctx, r.in.Config, *g.rep(), per)
 		if err != nil {
 			g.note = "not shrunk: " + err.Error()
 			r.action.Warningf("seedfall: shrink %s (seed %d): %v", g.sig, g.rep().Seed, err)
 			continue
 		}
-		g.shrunk, g.note = minimal, note
+		g.shrunk, g.note, g.shrunkFailure = res.Faults, res.Note, res.Failure
 		if g.note == "" {
-			g.note = fmt.Sprintf("shrunk from %d to %d faults", len(g.rep().Faults), len(minimal))
+			g.note = fmt.Sprintf("shrunk from %d to %d faults", len(g.rep().Faults), len(res.Faults))
 		}
 	}
 }
@@ -388,7 +418,12 @@ func (r *runner) shrunkPlanRef(sig string) string {
 }
 
 func (r *runner) replayCommand(seed uint64) string {
-	return fmt.Sprintf("seedfall replay -c %s -seed %d", r.in.Config, seed)
+	cmd := fmt.Sprintf("seedfall replay -c %s -seed %d", r.in.Config, seed)
+	if r.upgrade != nil {
+		// The config's own "from" is not what ran: name the revision that did.
+		cmd += " -upgrade-from " + r.upgrade.commit
+	}
+	return cmd
 }
 
 func statusRank(s report.Status) int {
@@ -411,6 +446,9 @@ func (r *runner) buildData(results []engine.Result, groups []*group, fixed []str
 		Ref:    r.ev.Ref,
 		Event:  r.ev.Name,
 		Total:  len(results),
+	}
+	if r.upgrade != nil {
+		sum.Upgrade = r.upgrade.line(r.ev)
 	}
 	if r.in.Mode == ModeDeep {
 		sum.Seeds += fmt.Sprintf(" ×%d (deep)", DeepFactor)
@@ -459,6 +497,9 @@ func (r *runner) buildData(results []engine.Result, groups []*group, fixed []str
 			FirstSeen:    r.ev.SHA,
 			LastSeen:     r.ev.SHA,
 			AtNS:         rep.Failure.AtNS,
+		}
+		if f := g.shrunkFailure; f != nil && len(g.shrunk) > 0 {
+			rg.ShrunkAtNS, rg.ShrunkReason = f.AtNS, f.Reason
 		}
 		if len(g.shrunk) > 0 && g.status == statusNew {
 			// The shrunk plan is saved with the report (see writeFiles), under the report

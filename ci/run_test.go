@@ -36,6 +36,20 @@ type fakeEngine struct {
 	mutation  *Mutation
 	mutateErr error
 	mutated   []int
+	// upgrades are the config's upgrading nodes (UpgradeFrom fails without any);
+	// upgradedFrom records the commits UpgradeFrom was given.
+	upgrades     []UpgradeNode
+	upgradedFrom []string
+}
+
+func (e *fakeEngine) UpgradeFrom(ctx context.Context, configPath, commit string) ([]UpgradeNode, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.upgradedFrom = append(e.upgradedFrom, commit)
+	if len(e.upgrades) == 0 {
+		return nil, fmt.Errorf("%s: upgrade-from %q: no node has an \"upgrade\" option", configPath, commit)
+	}
+	return e.upgrades, nil
 }
 
 func (e *fakeEngine) result(seed uint64) engine.Result {
@@ -83,14 +97,14 @@ func (e *fakeEngine) Sweep(ctx context.Context, configPath string, seeds []uint6
 	return out, nil
 }
 
-func (e *fakeEngine) Shrink(ctx context.Context, configPath string, r engine.Result, budget time.Duration) ([]engine.Fault, string, error) {
+func (e *fakeEngine) Shrink(ctx context.Context, configPath string, r engine.Result, budget time.Duration) (Shrunk, error) {
 	e.mu.Lock()
 	e.shrinks = append(e.shrinks, budget)
 	e.mu.Unlock()
 	if e.onShrink != nil {
 		e.onShrink()
 	}
-	return r.Faults[:1], fmt.Sprintf("%d → 1 faults", len(r.Faults)), nil
+	return Shrunk{Faults: r.Faults[:1], Note: fmt.Sprintf("%d → 1 faults", len(r.Faults))}, nil
 }
 
 // ghRun is one simulated GitHub Actions run: event file, output and summary files.

@@ -170,6 +170,19 @@ type FaultConfig struct {
 	// optionally only for some paths and sync kinds. In JSON, a number (0.05) or an
 	// object ({"p": 0.05, "paths": ["/data/wal/*"], "ops": ["fsync"]}).
 	FsyncEIO DiskFault `json:"fsync_eio,omitzero"`
+	// The device faults (docs/faults.md, "Device faults"), each a probability per call
+	// it applies to (a file read, a write, or for slow_io a write or fsync), aimable like
+	// FsyncEIO. 0: off, and the run draws exactly as without the knob.
+	ReadEIO          DiskFault `json:"read_eio,omitzero"`          // per read: a latent sector error
+	Corrupt          DiskFault `json:"corrupt,omitzero"`           // per write: a sector of it is corrupted at the next crash
+	CorruptRead      DiskFault `json:"corrupt_read,omitzero"`      // per read: wrong bytes in one sector
+	MisdirectedWrite DiskFault `json:"misdirected_write,omitzero"` // per write: lands elsewhere in the file
+	LostWrite        DiskFault `json:"lost_write,omitzero"`        // per write: acknowledged, never stored
+	WriteEIO         DiskFault `json:"write_eio,omitzero"`         // per write: EIO, nothing written
+	SlowIO           DiskFault `json:"slow_io,omitzero"`           // per write or fsync: a latency spike
+	// SlowIOLatency is the largest extra latency of a slow_io spike (default 200ms);
+	// each spike draws uniformly up to it.
+	SlowIOLatency Duration `json:"slow_io_latency,omitempty"`
 	// PartitionPerSec is the rate of network partitions; PartitionDuration their mean length
 	// (default 1s); OneWayShare the share that are one-way.
 	PartitionPerSec   float64  `json:"partition_per_sec,omitempty"`
@@ -396,6 +409,11 @@ func (c *Config) validate() error {
 	if err := f.FsyncEIO.validate("faults.fsync_eio", syncOpKinds); err != nil {
 		return err
 	}
+	for _, d := range f.deviceFaults() {
+		if err := d.knob.validate("faults."+string(d.kind), d.ops); err != nil {
+			return err
+		}
+	}
 	if f.CrashMidOp != nil {
 		if err := f.CrashMidOp.validate("faults.crash_mid_op", diskOpKinds); err != nil {
 			return err
@@ -409,7 +427,7 @@ func (c *Config) validate() error {
 		{"faults.partition_duration", f.PartitionDuration}, {"faults.latency", f.Latency},
 		{"faults.jitter", f.Jitter}, {"faults.pause_duration", f.PauseDuration},
 		{"faults.clock_jump", f.ClockJump}, {"faults.start_after", f.StartAfter},
-		{"faults.latency_spike", f.LatencySpike},
+		{"faults.latency_spike", f.LatencySpike}, {"faults.slow_io_latency", f.SlowIOLatency},
 	} {
 		if d.v < 0 {
 			return fmt.Errorf("field %s: %s is negative", d.name, time.Duration(d.v))

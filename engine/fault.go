@@ -31,6 +31,17 @@ const (
 	FaultClockJump FaultKind = "clock_jump" // jump Node's wall clock by JumpNS (may be negative); monotonic clock unaffected
 	FaultClockSkew FaultKind = "clock_skew" // Node's clocks run at rate (1 + SkewPPM/1e6)
 	FaultFsyncEIO  FaultKind = "fsync_eio"  // Node's next fsync (or disk op DiskOp if it is an fsync) fails with EIO
+	// The device faults (docs/faults.md, "Device faults"). Each fires in the node's next
+	// matching call after AtNS, or in the incarnation's disk op DiskOp (the write kinds
+	// and slow_io) or file read ReadOp (the read kinds); where in the file it strikes is
+	// drawn from the fault's own stream, so a plan replays it exactly.
+	FaultReadEIO     FaultKind = "read_eio"          // a sector range of the read becomes unreadable (EIO) until rewritten
+	FaultCorrupt     FaultKind = "corrupt"           // a sector the write touches is corrupted on the device at the next crash
+	FaultCorruptRead FaultKind = "corrupt_read"      // the read returns wrong bytes in one sector; the disk is unchanged
+	FaultMisdirected FaultKind = "misdirected_write" // the write lands at another sector-aligned offset of the file
+	FaultLostWrite   FaultKind = "lost_write"        // the write is acknowledged, never stored: gone after the next crash
+	FaultWriteEIO    FaultKind = "write_eio"         // the write fails with EIO and writes nothing
+	FaultSlowIO      FaultKind = "slow_io"           // the write or fsync takes LatencyNS more virtual time
 )
 
 // Fault is one planned fault. A fault fires at virtual time AtNS, or, when DiskOp > 0,
@@ -49,8 +60,11 @@ type Fault struct {
 	// StreamNS keys the crash's random stream in place of ArmedNS: a shrunk plan moves
 	// the arming time of the run that first drew the crash here, so that the crash tears
 	// the same way while the plan states no arming time that its own run does not have.
-	StreamNS    int64 `json:"stream_ns,omitempty"`
-	DiskOp      int64 `json:"disk_op,omitempty"`
+	StreamNS int64 `json:"stream_ns,omitempty"`
+	DiskOp   int64 `json:"disk_op,omitempty"`
+	// ReadOp pins a read-side device fault (read_eio, corrupt_read) to the incarnation's
+	// ReadOp-th read of a file (reads are not disk ops: they are counted apart).
+	ReadOp      int64 `json:"read_op,omitempty"`
 	Incarnation int   `json:"incarnation,omitempty"`
 	// RestartNS is how long after the crash the node restarts (a delay, not a time;
 	// 0: never). Plans name it restart_after_ns; restart_ns, its old name, is read too.
@@ -119,8 +133,14 @@ func (f Fault) Validate() error {
 	if f.Node == "" {
 		return fmt.Errorf("node is required")
 	}
-	if f.AtNS < 0 || f.DiskOp < 0 || f.RestartNS < 0 || f.DurationNS < 0 {
-		return fmt.Errorf("at_ns, disk_op, restart_after_ns and duration_ns must not be negative")
+	if f.AtNS < 0 || f.DiskOp < 0 || f.RestartNS < 0 || f.DurationNS < 0 || f.ReadOp < 0 {
+		return fmt.Errorf("at_ns, disk_op, read_op, restart_after_ns and duration_ns must not be negative")
+	}
+	if f.ReadOp > 0 && !readKind(f.Kind) {
+		return fmt.Errorf("read_op pins a read fault (read_eio or corrupt_read), not a %s: use disk_op", f.Kind)
+	}
+	if f.DiskOp > 0 && readKind(f.Kind) {
+		return fmt.Errorf("a %s strikes a read, which is not a disk op: use read_op", f.Kind)
 	}
 	if len(f.Groups) > 0 && f.Kind != FaultSplit {
 		return fmt.Errorf("groups are for a split, not a %s", f.Kind)

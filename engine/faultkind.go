@@ -294,6 +294,13 @@ func kindTable() []*kindSpec {
 				}
 			},
 		},
+		deviceKind(FaultReadEIO, "disk-error"),
+		deviceKind(FaultCorrupt, "corruption"),
+		deviceKind(FaultCorruptRead, "corruption"),
+		deviceKind(FaultMisdirected, "corruption"),
+		deviceKind(FaultLostWrite, "lost-write"),
+		deviceKind(FaultWriteEIO, "disk-error"),
+		deviceKind(FaultSlowIO, "slow-io"),
 	}
 }
 
@@ -330,7 +337,7 @@ func specOf(k FaultKind) *kindSpec {
 // isPinned reports whether f is pinned to a disk op (rather than to a time).
 func (f Fault) isPinned() bool {
 	s := specOf(f.Kind)
-	return f.DiskOp > 0 && s != nil && s.pinned
+	return (f.DiskOp > 0 || f.ReadOp > 0) && s != nil && s.pinned
 }
 
 // armPinned arms the pinned faults of n's plan that name incarnation inc.

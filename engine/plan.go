@@ -217,6 +217,7 @@ func (w *world) applyFault(f Fault) {
 func (w *world) crashed(n *node, f Fault, rng *rand.Rand) {
 	rep := n.disk.Crash(rng, w.cfg.Faults.TornWrites)
 	w.tracef("fault", "%s disk after crash: %s", n.name, rep)
+	w.applyCorrupts(n)
 	n.nextBuild = f.Build
 	if f.RestartNS > 0 {
 		w.schedule(w.now+f.RestartNS, func() {

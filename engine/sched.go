@@ -256,7 +256,7 @@ func (w *world) reseed() {
 		}
 		n.armed = keep
 		if inc := n.inc; inc != nil {
-			inc.crashAt, inc.eioAt = 0, nil
+			inc.crashAt, inc.eioAt, inc.devAt = 0, nil, nil
 			armPinned(inc, keep)
 		}
 	}

@@ -77,7 +77,7 @@ func (w *world) stopFaults(inc *incarnation, d int64) {
 	// where the plan says: a plan is exact.
 	var keep []Fault
 	for _, f := range w.planned {
-		if f.DiskOp == 0 && f.AtNS >= w.now && f.AtNS < w.quietUntil {
+		if f.DiskOp == 0 && f.ReadOp == 0 && f.AtNS >= w.now && f.AtNS < w.quietUntil {
 			continue
 		}
 		keep = append(keep, f)
@@ -90,6 +90,9 @@ func (w *world) stopFaults(inc *incarnation, d int64) {
 		}
 		if n.inc != nil && n.inc.failNextSync {
 			n.inc.failNextSync, n.inc.eioFault = false, nil
+		}
+		if n.inc != nil {
+			n.inc.devNext = nil
 		}
 	}
 	w.scheduleQuiet()

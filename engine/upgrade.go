@@ -264,3 +264,30 @@ func (n *node) selectBuild(k int, next string) string {
 	n.module, n.alloc, n.loc = b.module, b.alloc, b.loc
 	return b.label
 }
+
+// SetUpgradeFrom makes rev, a git revision of the repository the config is in, the old
+// build of every node with an "upgrade" option, keeping each node's mode: the Action's
+// input upgrade-from and the -upgrade-from flag of replay and run, which check a change
+// against the data its base revision writes. It returns the names of those nodes, in
+// config order. A config without any node with an upgrade is an error: which nodes
+// should change builds is the config's choice, not the revision's.
+func (c *Config) SetUpgradeFrom(rev string) ([]string, error) {
+	var names []string
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		if n.Upgrade == nil {
+			continue
+		}
+		u := *n.Upgrade
+		u.From = gitPrefix + strings.TrimPrefix(rev, gitPrefix)
+		if err := u.validate(fmt.Sprintf("nodes[%d].upgrade", i)); err != nil {
+			return nil, fmt.Errorf("%s: upgrade-from %q: %w", c.Path, rev, err)
+		}
+		n.Upgrade = &u
+		names = append(names, n.Name)
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("%s: upgrade-from %q: no node has an \"upgrade\" option, so no node could start on that revision's build; add \"upgrade\": {\"from\": \"git:main\"} to the node whose data must survive the upgrade (docs/faults.md)", c.Path, rev)
+	}
+	return names, nil
+}

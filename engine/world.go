@@ -45,6 +45,8 @@ type world struct {
 	events eventQueue
 
 	rngSched, rngNet, rngDisk *rand.Rand
+	devRng                    map[FaultKind]*rand.Rand // device fault knobs' streams (devfault.go)
+	devKnobs                  int8                     // 0: not yet looked at, 1: every device knob off, 2: some on
 	reseeded                  bool
 
 	nodes    []*node
@@ -114,6 +116,9 @@ type node struct {
 	skewOffset int64
 	// armed faults for disk ops, by incarnation
 	armed []Fault
+	// corrupts are the writes a corrupt fault struck, applied to the device at the
+	// node's next crash (devfault.go).
+	corrupts []pendingCorrupt
 	// mid-op crash requested by a time-based fault for the current incarnation
 	crashNextOp bool
 	midPlanned  *Fault // the time-based fault that armed crashNextOp
@@ -162,6 +167,12 @@ type incarnation struct {
 	diskOps  int64
 	crashAt  int64 // crash during this disk op number (0: none)
 	eioAt    map[int64]bool
+	// devAt are the device faults pinned to this incarnation's disk ops and reads;
+	// devNext those armed by time for the next matching call; reads counts file reads
+	// (devfault.go).
+	devAt    map[devKey]Fault
+	devNext  map[FaultKind]Fault
+	reads    int64
 	out      [3]strings.Builder // partial lines of fd 1 and 2
 	outBytes int
 	lastLine string

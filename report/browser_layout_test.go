@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -28,7 +27,13 @@ func TestHTMLTraceAndCopyAt900(t *testing.T) {
 	}
 	trace = append(trace, "20.100s client#1 | THE FAILURE LINE")
 	d.Groups[0].Trace = trace
-	d.Groups[0].Replay = "seedfall replay -c /home/someone/projects/a-long-path/to/the/system/seedfall.json -seed 123456 -faults /home/someone/projects/a-long-path/seedfall-report/faults/sig-0a1b2c3d4e5f.json"
+	// Every command longer than the line, as replay commands with absolute paths and
+	// -upgrade-from are.
+	for i := range d.Groups {
+		if d.Groups[i].Replay != "" {
+			d.Groups[i].Replay = fmt.Sprintf("seedfall replay -c /home/someone/projects/a-long-path/to/the/system/seedfall.json -seed %d -upgrade-from 3f2a1c0d9e8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f -faults /home/someone/projects/a-long-path/seedfall-report/faults/sig-0a1b2c3d4e5f.json", 123456+i)
+		}
+	}
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")
 	var html bytes.Buffer
@@ -95,40 +100,50 @@ func TestHTMLTraceAndCopyAt900(t *testing.T) {
 		t.Errorf("the trace excerpt does not open at the failure: %+v", tr)
 	}
 
-	// Every Copy button sits beside its command: their boxes do not overlap, and the
-	// command's box ends before the button starts.
-	type rects struct {
-		N                                            int
-		CodeLeft, CodeRight, ButtonLeft, ButtonRight float64
-		Visible                                      bool
-		Overlap                                      string
+	// Every replay command block has one visible Copy button, beside its command: the
+	// button overlaps neither the command's box nor any of the command's text in view
+	// (a long command scrolls inside its box), and the command starts in view.
+	type blocks struct {
+		Blocks, Buttons int
+		Problems        []string
 	}
-	rs, err := chromedp.Run(bctx, chromedp.Evaluate[rects](`(function () {
-		var out = {N: 0, Overlap: ""};
-		var buttons = document.querySelectorAll("button.copy");
-		for (var i = 0; i < buttons.length; i++) {
-			var b = buttons[i], c = document.getElementById(b.getAttribute("data-target"));
-			var br = b.getBoundingClientRect(), cr = c.getBoundingClientRect();
-			out.N++;
-			if (i === 0) {
-				out.CodeLeft = cr.left; out.CodeRight = cr.right; out.ButtonLeft = br.left; out.ButtonRight = br.right;
-				out.Visible = br.width > 0 && br.height > 0 && !b.hidden;
+	rs, err := chromedp.Run(bctx, chromedp.Evaluate[blocks](`(function () {
+		var out = {Blocks: 0, Buttons: 0, Problems: []};
+		var all = document.querySelectorAll("div.replay");
+		for (var j = 0; j < all.length; j++) {
+			var blk = all[j], code = blk.querySelector("code"), bs = blk.querySelectorAll("button.copy");
+			out.Blocks++;
+			if (!code || bs.length !== 1) { out.Problems.push("block " + j + ": " + bs.length + " buttons"); continue; }
+			var b = bs[0], br = b.getBoundingClientRect(), cr = code.getBoundingClientRect();
+			if (b.hidden || br.width === 0 || br.height === 0) { out.Problems.push("block " + j + ": the button is not visible"); continue; }
+			out.Buttons++;
+			if (br.right > window.innerWidth) { out.Problems.push("block " + j + ": the button ends past the viewport"); }
+			var over = function (a) { return a.left < br.right && br.left < a.right && a.top < br.bottom && br.top < a.bottom; };
+			if (over(cr) || cr.right > br.left + 0.5) { out.Problems.push("block " + j + ": the button overlaps the command's box"); }
+			var tr = document.createRange();
+			tr.selectNodeContents(code);
+			var rects = tr.getClientRects();
+			for (var k = 0; k < rects.length; k++) {
+				var q = rects[k];
+				var vis = {left: Math.max(q.left, cr.left), right: Math.min(q.right, cr.right), top: Math.max(q.top, cr.top), bottom: Math.min(q.bottom, cr.bottom)};
+				if (vis.left < vis.right && vis.top < vis.bottom && over(vis)) { out.Problems.push("block " + j + ": the button covers the command's text"); }
 			}
-			var overlap = cr.left < br.right && br.left < cr.right && cr.top < br.bottom && br.top < cr.bottom;
-			if (overlap || cr.right > br.left + 0.5 || br.right > window.innerWidth) {
-				out.Overlap += b.getAttribute("data-target") + " ";
-			}
+			if (rects.length === 0 || rects[0].left < cr.left - 0.5) { out.Problems.push("block " + j + ": the command's first character is not in view"); }
+			if (code.scrollWidth > code.clientWidth + 1 && getComputedStyle(code).overflowX === "visible") { out.Problems.push("block " + j + ": a long command overflows its box"); }
 		}
 		return out;
 	})()`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rs.N == 0 || !rs.Visible {
-		t.Fatalf("no visible Copy button: %+v", rs)
+	replays := 0
+	for _, g := range d.Groups {
+		if g.Replay != "" {
+			replays++
+		}
 	}
-	if strings.TrimSpace(rs.Overlap) != "" {
-		t.Errorf("at %d px the Copy button covers the command of %s: %+v", width, rs.Overlap, rs)
+	if rs.Blocks != replays || rs.Buttons != replays || len(rs.Problems) > 0 {
+		t.Errorf("at %d px: %d replay blocks and %d visible Copy buttons for %d replay commands; problems: %q", width, rs.Blocks, rs.Buttons, replays, rs.Problems)
 	}
 	png1, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
 	if err != nil {

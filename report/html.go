@@ -154,7 +154,9 @@ type card struct {
 	Status string // CSS class and badge text
 	Seeds  string
 	At     string
-	Shrunk []string
+	// ShrunkAt is when the minimal schedule's own run fails ("" when unknown).
+	ShrunkAt string
+	Shrunk   []string
 	// Before are the representative seed's faults up to the failure, one line each as
 	// the command line prints them (the timeline shows them only in tooltips).
 	Before   []string
@@ -176,6 +178,9 @@ func newCard(n int, g Group) card {
 	}
 	for _, f := range g.Shrunk {
 		c.Shrunk = append(c.Shrunk, f.String())
+	}
+	if g.ShrunkReason != "" && len(g.Shrunk) > 0 {
+		c.ShrunkAt = fmtNS(g.ShrunkAtNS)
 	}
 	c.Before = faultsBeforeLines(g)
 	if len(g.Trace) > 0 {

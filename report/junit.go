@@ -30,7 +30,7 @@ func JUnit(w io.Writer, d *Data) error {
 	suite := junitSuite{Name: "seedfall"}
 	for _, f := range []struct{ name, value string }{
 		{"config", s.Config}, {"seeds", s.Seeds}, {"commit", s.Commit}, {"ref", s.Ref}, {"event", s.Event},
-		{"conclusion", s.Conclusion}, {"mutation_score", s.MutationScore}, {"report_url", s.ReportURL},
+		{"conclusion", s.Conclusion}, {"mutation_score", s.MutationScore}, {"report_url", s.ReportURL}, {"upgrade", s.Upgrade},
 	} {
 		if f.value != "" {
 			suite.Properties = append(suite.Properties, junitProperty{Name: f.name, Value: xmlSafe(f.value)})

@@ -110,6 +110,9 @@ func mdCounts(d *Data) string {
 	if len(facts) > 0 {
 		b.WriteString(strings.Join(facts, " · ") + "\n\n")
 	}
+	if s.Upgrade != "" {
+		b.WriteString("**" + mdText(clip(oneLine(s.Upgrade), 400)) + "**\n\n")
+	}
 	line := []string{mdText(determinismLine(s))}
 	if s.MutationScore != "" {
 		m := "mutation score " + codeSpan(clip(s.MutationScore, 40))
@@ -179,6 +182,16 @@ func mdGroup(g Group) string {
 		}
 	case note != "":
 		fmt.Fprintf(&b, "- fault schedule:%s\n", note)
+	}
+	if len(g.Shrunk) > 0 && g.ShrunkReason != "" {
+		// The minimal schedule fails with the same signature, but often at another time
+		// and with other values: show both, so that a replay is not a surprise.
+		if g.ShrunkAtNS == g.AtNS && g.ShrunkReason == g.Reason {
+			fmt.Fprintf(&b, "- the minimal schedule fails the same way, at %s\n", codeSpan(fmtNS(g.ShrunkAtNS)))
+		} else {
+			fmt.Fprintf(&b, "- the seed's own faults fail at %s: %s\n", codeSpan(fmtNS(g.AtNS)), codeSpan(clip(oneLine(g.Reason), mdMaxReason)))
+			fmt.Fprintf(&b, "- the minimal schedule fails at %s: %s\n", codeSpan(fmtNS(g.ShrunkAtNS)), codeSpan(clip(oneLine(g.ShrunkReason), mdMaxReason)))
+		}
 	}
 	if g.Replay != "" {
 		fmt.Fprintf(&b, "\n%s", fenced("sh", []string{clip(oneLine(g.Replay), 1000)}))

@@ -50,6 +50,11 @@ type Group struct {
 	// ShrinkNote says how shrinking went, e.g. "26 → 2 faults in 41 runs" or
 	// "not shrunk: budget exhausted".
 	ShrinkNote string
+	// ShrunkReason and ShrunkAtNS are the failure of the minimal schedule's own run,
+	// shown beside the seed's (Reason, AtNS): the same signature, but often at another
+	// time with other values. ShrunkReason is empty when unknown. It is guest text.
+	ShrunkReason string
+	ShrunkAtNS   int64
 	// Faults is the full schedule of the representative seed, for the timeline.
 	Faults []engine.Fault
 	// Trace is an excerpt of the representative seed's trace, the lines before the
@@ -117,6 +122,10 @@ type Summary struct {
 	// Blind counts the mutants killed then and not now.
 	MutationWas string
 	Blind       int
+	// Upgrade says which build wrote the data and which read it when the run checked an
+	// upgrade across commits (the Action's input upgrade-from): "upgrade (server): data
+	// written by base 3f2a1c0, read by this PR's build 9e8d7c6". Empty otherwise.
+	Upgrade string
 }
 
 // Data is everything a report shows.

@@ -26,6 +26,8 @@ type ciEngine struct {
 	stderr io.Writer
 	mu     sync.Mutex
 	sims   map[string]*engine.Sim
+	// upgradeFrom is the commit input upgrade-from names, per config path.
+	upgradeFrom map[string]string
 }
 
 func (e *ciEngine) sim(ctx context.Context, path string) (*engine.Sim, error) {
@@ -38,6 +40,11 @@ func (e *ciEngine) sim(ctx context.Context, path string) (*engine.Sim, error) {
 	if err != nil {
 		return nil, err
 	}
+	if rev := e.upgradeFrom[path]; rev != "" {
+		if _, err := cfg.SetUpgradeFrom(rev); err != nil {
+			return nil, err
+		}
+	}
 	s, err := engine.Prepare(ctx, cfg, engine.PrepareOptions{Progress: func(l string) { fmt.Fprintln(e.stderr, l) }})
 	if err != nil {
 		return nil, err
@@ -47,6 +54,36 @@ func (e *ciEngine) sim(ctx context.Context, path string) (*engine.Sim, error) {
 	}
 	e.sims[path] = s
 	return s, nil
+}
+
+// UpgradeFrom makes commit the old build of the config's upgrading nodes and builds
+// them now, so that a revision that does not build fails before the sweep.
+func (e *ciEngine) UpgradeFrom(ctx context.Context, path, commit string) ([]ci.UpgradeNode, error) {
+	e.mu.Lock()
+	if e.sims[path] != nil {
+		e.mu.Unlock()
+		return nil, fmt.Errorf("%s: upgrade-from given after the config was prepared", path)
+	}
+	if e.upgradeFrom == nil {
+		e.upgradeFrom = map[string]string{}
+	}
+	e.upgradeFrom[path] = commit
+	e.mu.Unlock()
+	s, err := e.sim(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	var out []ci.UpgradeNode
+	for _, n := range s.Config().Nodes {
+		if n.Upgrade != nil {
+			mode := n.Upgrade.Mode
+			if mode == "" {
+				mode = engine.UpgradeOnce
+			}
+			out = append(out, ci.UpgradeNode{Name: n.Name, Mode: mode})
+		}
+	}
+	return out, nil
 }
 
 // traceExcerpt is how many trace lines before the failure a report shows.
@@ -79,41 +116,31 @@ func (e *ciEngine) Sweep(ctx context.Context, path string, seeds []uint64) ([]en
 	return out, nil
 }
 
-func (e *ciEngine) Shrink(ctx context.Context, path string, r engine.Result, budget time.Duration) ([]engine.Fault, string, error) {
+func (e *ciEngine) Shrink(ctx context.Context, path string, r engine.Result, budget time.Duration) (ci.Shrunk, error) {
 	s, err := e.sim(ctx, path)
 	if err != nil {
-		return nil, "", err
+		return ci.Shrunk{}, err
 	}
 	// Its runs happen in worker processes, as the sweep's do.
 	pool, err := cli.NewPool(s, runtime.NumCPU(), "")
 	if err != nil {
-		return nil, "", err
+		return ci.Shrunk{}, err
 	}
 	defer pool.Close()
 	res, err := s.Shrink(ctx, r.Seed, engine.ShrinkOptions{Budget: budget, Run: pool.Run})
 	if err != nil {
-		return nil, "", err
+		return ci.Shrunk{}, err
 	}
 	note := fmt.Sprintf("%d → %d faults in %d runs", res.Before, res.After, res.Runs)
 	if res.Exhausted {
 		note += " (budget reached: maybe not minimal)"
 	}
-	return res.Plan.Faults, note + shrunkFailureNote(r, res.Minimal), nil
-}
-
-// shrunkFailureNote says when and how the minimal plan's run fails, beside the
-// original's: the same bug (signature), but often at another time and with other
-// values (kvlog: 3.57s k0=v16, shrunk 11.40s k0=v48). Empty when they are the same.
-func shrunkFailureNote(orig engine.Result, minimal *engine.Result) string {
-	if minimal == nil || minimal.Failure == nil || orig.Failure == nil {
-		return ""
+	out := ci.Shrunk{Faults: res.Plan.Faults, Note: note}
+	if res.Minimal != nil {
+		// The report shows it beside the seed's own failure.
+		out.Failure = res.Minimal.Failure
 	}
-	o, m := orig.Failure, minimal.Failure
-	if o.AtNS == m.AtNS && o.Reason == m.Reason {
-		return ""
-	}
-	return fmt.Sprintf("; the minimal plan fails at %s: %s (the seed's own faults: at %s)",
-		time.Duration(m.AtNS).String(), m.Reason, time.Duration(o.AtNS).String())
+	return out, nil
 }
 
 // Mutate runs `seedfall mutate` over seeds with the config's operators.
@@ -223,11 +250,15 @@ func (f fileEngine) Sweep(_ context.Context, _ string, seeds []uint64) ([]engine
 	return out, nil
 }
 
-func (f fileEngine) Shrink(context.Context, string, engine.Result, time.Duration) ([]engine.Fault, string, error) {
-	return nil, "not shrunk: seedfall report renders results without rerunning them", nil
+func (f fileEngine) Shrink(context.Context, string, engine.Result, time.Duration) (ci.Shrunk, error) {
+	return ci.Shrunk{Note: "not shrunk: seedfall report renders results without rerunning them"}, nil
 }
 
 func (f fileEngine) Mutate(context.Context, string, []uint64) (*ci.Mutation, error) {
+	return nil, errors.New("seedfall report renders results without rerunning them")
+}
+
+func (f fileEngine) UpgradeFrom(context.Context, string, string) ([]ci.UpgradeNode, error) {
 	return nil, errors.New("seedfall report renders results without rerunning them")
 }
 

@@ -103,10 +103,22 @@ func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
 
 // loadAndPrepare reads the config and builds the nodes.
 func loadAndPrepare(ctx context.Context, path string, stderr io.Writer, quiet bool) (*engine.Sim, int) {
+	return loadAndPrepareFrom(ctx, path, "", stderr, quiet)
+}
+
+// loadAndPrepareFrom is loadAndPrepare with upgradeFrom, when not empty, as the old
+// build of every node with an "upgrade" option (flag -upgrade-from).
+func loadAndPrepareFrom(ctx context.Context, path, upgradeFrom string, stderr io.Writer, quiet bool) (*engine.Sim, int) {
 	cfg, err := engine.LoadConfig(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "seedfall: %v\n", err)
 		return nil, exitUsage
+	}
+	if upgradeFrom != "" {
+		if _, err := cfg.SetUpgradeFrom(upgradeFrom); err != nil {
+			fmt.Fprintf(stderr, "seedfall: -upgrade-from: %v\n", err)
+			return nil, exitUsage
+		}
 	}
 	var progress func(string)
 	if !quiet {

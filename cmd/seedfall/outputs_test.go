@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/cli"
 )
 
@@ -85,24 +84,5 @@ func TestReadmeShrinkExampleKeepsCheckoutClean(t *testing.T) {
 	}
 	if !regexp.MustCompile("`seedfall shrink [^`]*\\[-o plan\\.json\\]").MatchString(readme) {
 		t.Error("the README's command table does not list shrink's -o")
-	}
-}
-
-// TestShrunkFailureNote: the shrink note of a report gives the minimal plan's own
-// failure beside the original's when they differ (kvlog: 3.57s k0=v16 against 11.40s
-// k0=v48), and nothing when they are the same.
-func TestShrunkFailureNote(t *testing.T) {
-	orig := engine.Result{Failure: &engine.Failure{AtNS: 3_573_913_455, Reason: "client#1: acknowledged write lost: k0=v16"}}
-	min := &engine.Result{Failure: &engine.Failure{AtNS: 11_399_799_676, Reason: "client#1: acknowledged write lost: k0=v48"}}
-	want := "; the minimal plan fails at 11.399799676s: client#1: acknowledged write lost: k0=v48 (the seed's own faults: at 3.573913455s)"
-	if got := shrunkFailureNote(orig, min); got != want {
-		t.Errorf("note %q, want %q", got, want)
-	}
-	same := &engine.Result{Failure: &engine.Failure{AtNS: orig.Failure.AtNS, Reason: orig.Failure.Reason}}
-	if got := shrunkFailureNote(orig, same); got != "" {
-		t.Errorf("note for the same failure %q, want none", got)
-	}
-	if got := shrunkFailureNote(orig, nil); got != "" {
-		t.Errorf("note without a minimal run %q", got)
 	}
 }

@@ -16,7 +16,7 @@ func TestMain(m *testing.M) { os.Exit(exampletest.Main(m)) }
 // goleveldb with WriteOptions{Sync: true} keeps every acknowledged write across
 // crashes (idle and mid-write) and sector tears, and reopens without repair.
 func TestSyncPasses(t *testing.T) {
-	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "leveldb.json", "-seeds", exampletest.Seeds("1-8", "1-300"))
+	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "seedfall.json", "-seeds", exampletest.Seeds("1-8", "1-300"))
 	exampletest.WantPass(t, code, out)
 }
 
@@ -24,13 +24,13 @@ func TestSyncPasses(t *testing.T) {
 // directory is fsynced (goleveldb fsyncs the directory after its manifest and
 // CURRENT renames).
 func TestStrictDirsPasses(t *testing.T) {
-	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "leveldb.strict.json", "-seeds", exampletest.Seeds("1-8", "1-300"))
+	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "seedfall.strict.json", "-seeds", exampletest.Seeds("1-8", "1-300"))
 	exampletest.WantPass(t, code, out)
 }
 
 // Negative control: WriteOptions{Sync: false} acknowledges a write before it is
 // durable, and the sweep must catch it.
 func TestNegativeControlNoSync(t *testing.T) {
-	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "leveldb.nosync.json", "-seeds", "1-10")
+	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "seedfall.nosync.json", "-seeds", "1-10")
 	exampletest.WantFail(t, code, out, "acknowledged write lost: ")
 }

@@ -27,24 +27,24 @@ func replay(t *testing.T, cfg, plan string, faults int) (int, string, uint64) {
 // The bucket's record in bucket.Meta is written but never fsynced, so one idle crash
 // after the first commits loses the bucket, and with it every acknowledged write in it.
 func TestUnpatchedBucketLost(t *testing.T) {
-	code, out, seed := replay(t, "nutsdb.json", "seed-1.faults.json", 1)
+	code, out, seed := replay(t, "seedfall.json", "seed-1.faults.json", 1)
 	exampletest.WantFail(t, code, out, fmt.Sprintf("FAIL seed %d ", seed), "acknowledged write lost: ", `server now answers "NONE"`)
-	code, out, _ = replay(t, "nutsdb.bucketfix.json", "seed-1.faults.json", 1)
+	code, out, _ = replay(t, "seedfall.bucketfix.json", "seed-1.faults.json", 1)
 	exampletest.WantPass(t, code, out)
 }
 
 // With the bucket fixed, a crash that tears the last entry of the active data file
 // makes the next Open fail with "crc error"; the torn-tail patch makes it pass.
 func TestUnpatchedTornTailRefusesOpen(t *testing.T) {
-	code, out, seed := replay(t, "nutsdb.bucketfix.json", "seed-5.faults.json", 2)
+	code, out, seed := replay(t, "seedfall.bucketfix.json", "seed-5.faults.json", 2)
 	exampletest.WantFail(t, code, out, fmt.Sprintf("FAIL seed %d ", seed), "open nutsdb: db.buildIndexes error: crc error", "crash server during disk op #")
-	code, out, _ = replay(t, "nutsdb.fixed.json", "seed-5.faults.json", 2)
+	code, out, _ = replay(t, "seedfall.fixed.json", "seed-5.faults.json", 2)
 	exampletest.WantPass(t, code, out)
 }
 
 // Both patches pass a sweep, also under strict_dirs.
 func TestFixedPasses(t *testing.T) {
-	for _, c := range []string{"nutsdb.fixed.json", "nutsdb.strict.json"} {
+	for _, c := range []string{"seedfall.fixed.json", "seedfall.strict.json"} {
 		code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", c, "-seeds", exampletest.Seeds("1-6", "1-500"))
 		exampletest.WantPass(t, code, out)
 	}
@@ -52,6 +52,6 @@ func TestFixedPasses(t *testing.T) {
 
 // Negative control: SyncEnable false acknowledges commits before they are durable.
 func TestNegativeControlNoSync(t *testing.T) {
-	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "nutsdb.nosync.json", "-seeds", "1-10")
+	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "seedfall.nosync.json", "-seeds", "1-10")
 	exampletest.WantFail(t, code, out, "acknowledged write lost: ")
 }

@@ -25,15 +25,15 @@ func TestUnpatchedRecoveryLosesWrites(t *testing.T) {
 	if n != 3 {
 		t.Fatalf("%s has %d faults, want 3", plan, n)
 	}
-	code, out := exampletest.Run(t, "replay", "-q", "-c", "pogreb.json", "-seed", fmt.Sprint(seed), "-faults", plan)
+	code, out := exampletest.Run(t, "replay", "-q", "-c", "seedfall.json", "-seed", fmt.Sprint(seed), "-faults", plan)
 	exampletest.WantFail(t, code, out, fmt.Sprintf("FAIL seed %d ", seed), "acknowledged write lost: ", "crash server during disk op #")
-	code, out = exampletest.Run(t, "replay", "-q", "-c", "pogreb.fixed.json", "-seed", fmt.Sprint(seed), "-faults", plan)
+	code, out = exampletest.Run(t, "replay", "-q", "-c", "seedfall.fixed.json", "-seed", fmt.Sprint(seed), "-faults", plan)
 	exampletest.WantPass(t, code, out)
 }
 
 // The patch passes a sweep, also under strict_dirs.
 func TestFixedPasses(t *testing.T) {
-	for _, c := range []string{"pogreb.fixed.json", "pogreb.strict.json"} {
+	for _, c := range []string{"seedfall.fixed.json", "seedfall.strict.json"} {
 		code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", c, "-seeds", exampletest.Seeds("1-6", "1-300"))
 		exampletest.WantPass(t, code, out)
 	}
@@ -41,6 +41,6 @@ func TestFixedPasses(t *testing.T) {
 
 // Negative control: BackgroundSyncInterval 0 never syncs.
 func TestNegativeControlNoSync(t *testing.T) {
-	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "pogreb.nosync.json", "-seeds", "1-10")
+	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "seedfall.nosync.json", "-seeds", "1-10")
 	exampletest.WantFail(t, code, out, "acknowledged write lost: ")
 }

@@ -24,9 +24,9 @@ func TestUnpatchedRepairLosesRecords(t *testing.T) {
 	if n != 2 {
 		t.Fatalf("%s has %d faults, want 2", plan, n)
 	}
-	code, out := exampletest.Run(t, "replay", "-q", "-c", "wlog.json", "-seed", fmt.Sprint(seed), "-faults", plan)
+	code, out := exampletest.Run(t, "replay", "-q", "-c", "seedfall.json", "-seed", fmt.Sprint(seed), "-faults", plan)
 	exampletest.WantFail(t, code, out, fmt.Sprintf("FAIL seed %d ", seed), "acknowledged write lost: ", "crash server during disk op #")
-	code, out = exampletest.Run(t, "replay", "-q", "-c", "wlog.fixed.json", "-seed", fmt.Sprint(seed), "-faults", plan)
+	code, out = exampletest.Run(t, "replay", "-q", "-c", "seedfall.fixed.json", "-seed", fmt.Sprint(seed), "-faults", plan)
 	exampletest.WantPass(t, code, out)
 }
 
@@ -34,20 +34,20 @@ func TestUnpatchedRepairLosesRecords(t *testing.T) {
 // reader fakes at the end of a short segment, as an empty record with a valid
 // checksum: the reader returns a record nobody wrote (seed 317).
 func TestUnpatchedPhantomEmptyRecord(t *testing.T) {
-	code, out := exampletest.Run(t, "run", "-q", "-c", "wlog.json", "-seeds", "317")
+	code, out := exampletest.Run(t, "run", "-q", "-c", "seedfall.json", "-seeds", "317")
 	exampletest.WantFail(t, code, out, "FAIL seed 317 ", `always violated: every record the log returns is one the server wrote {"record":"\"\""}`)
 }
 
 // Both patches: the failing seeds of the unpatched sweep pass, and so do the rest.
 func TestFixedPasses(t *testing.T) {
-	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "wlog.fixed.json", "-seeds", exampletest.Seeds("231,317,338,506", "1-500"))
+	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "seedfall.fixed.json", "-seeds", exampletest.Seeds("231,317,338,506", "1-500"))
 	exampletest.WantPass(t, code, out)
 }
 
 // Negative control: acknowledging after WL.Log without WL.Sync (what Prometheus does:
 // it fsyncs a segment only when it is complete) loses acknowledged records.
 func TestNegativeControlNoSync(t *testing.T) {
-	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "wlog.nosync.json", "-seeds", "1-10")
+	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "seedfall.nosync.json", "-seeds", "1-10")
 	exampletest.WantFail(t, code, out, "acknowledged write lost: ")
 }
 
@@ -56,12 +56,12 @@ func TestNegativeControlNoSync(t *testing.T) {
 // page ends (server -fill) the sweep catches it: after a crash the reader stops at a
 // fragment, Repair drops the records after it, and acknowledged writes are lost.
 func TestOldTornHeaderPatchCaught(t *testing.T) {
-	code, out := exampletest.Run(t, "run", "-q", "-c", "wlog.pages.oldfix.json", "-seeds", "1")
+	code, out := exampletest.Run(t, "run", "-q", "-c", "seedfall.pages.oldfix.json", "-seeds", "1")
 	exampletest.WantFail(t, code, out, "FAIL seed 1 ", "acknowledged write lost: ")
 }
 
 // The current patches pass the same page-crossing workload.
 func TestPagesFixedPasses(t *testing.T) {
-	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "wlog.pages.fixed.json", "-seeds", exampletest.Seeds("1-2", "1-60"))
+	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "seedfall.pages.fixed.json", "-seeds", exampletest.Seeds("1-2", "1-60"))
 	exampletest.WantPass(t, code, out)
 }

@@ -176,6 +176,12 @@ func (f *FS) crashFile(in *inode, r *rand.Rand, torn bool, rep *CrashReport) {
 			}
 			continue
 		}
+		if op.lost {
+			// The device never stored it: no draw, the write is simply gone.
+			rep.WritesDropped++
+			dropped++
+			continue
+		}
 		n := len(op.data)
 		first, cuts := tearCuts(op.off, n, f.unit)
 		choices := 2

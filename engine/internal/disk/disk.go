@@ -161,6 +161,10 @@ type inode struct {
 	pending      []fileOp
 	pendingBytes int64
 	spare        []byte // reusable buffer for the next pending write
+	// bad are the file's unreadable sector ranges (latent sector errors,
+	// devfault.go), sorted by offset and disjoint. They belong to the device:
+	// a crash keeps them.
+	bad []sectorRange
 
 	// Directories.
 	entries   map[string]Ino // volatile
@@ -175,8 +179,11 @@ type inode struct {
 // fileOp is a pending write (data at off) or truncate (to size off).
 type fileOp struct {
 	trunc bool
-	off   int64
-	data  []byte // owned by the op
+	// lost marks a write the device acknowledges and never stores (a lying
+	// disk, devfault.go): a sync does not persist it and a crash drops it.
+	lost bool
+	off  int64
+	data []byte // owned by the op
 }
 
 // nsOp is a pending change to one directory's entries, applied atomically:

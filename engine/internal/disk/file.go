@@ -29,6 +29,15 @@ func (f *FS) ReadAt(ino Ino, p []byte, off int64) (int, error) {
 		return 0, EINVAL
 	}
 	f.accessed(in)
+	if b, ok := in.firstBad(off, int64(len(p))); ok {
+		// A read that reaches an unreadable sector stops before it, as Linux's
+		// buffered read returns what it copied before the failing page; one
+		// that starts in it fails.
+		if b <= off {
+			return 0, EIO
+		}
+		p = p[:b-off]
+	}
 	return in.data.readAt(p, off), nil
 }
 
@@ -63,13 +72,14 @@ func (f *FS) WriteAtPartial(ino Ino, p []byte, off int64, n int) (int, error) {
 		return 0, err
 	}
 	in.data.writeAt(p, off)
+	in.remap(off, int64(len(p)))
 	f.modified(in)
 	// Coalesce a write that continues the previous one (appends, sequential
 	// writes): one record keeps pending small and appends amortised O(len),
 	// and a torn prefix of the combined record is still a valid crash state.
 	if k := len(in.pending); k > 0 {
 		last := &in.pending[k-1]
-		if !last.trunc && last.off+int64(len(last.data)) == off {
+		if !last.trunc && !last.lost && last.off+int64(len(last.data)) == off {
 			last.data = append(last.data, p...)
 			in.pendingBytes += int64(len(p))
 			return len(p), nil
@@ -109,6 +119,7 @@ func (f *FS) Truncate(ino Ino, size int64) error {
 	}
 	old := in.footprint()
 	in.data.truncate(size)
+	in.dropBadFrom(size)
 	f.used += in.footprint() - old
 	f.modified(in)
 	in.pending = append(in.pending, fileOp{trunc: true, off: size})
@@ -163,7 +174,9 @@ func (f *FS) Sync(ino Ino, dataOnly bool, fail bool) error {
 	}
 	old := in.footprint()
 	for _, op := range in.pending[:n] {
-		in.durable.apply(op)
+		if !op.lost {
+			in.durable.apply(op)
+		}
 		if !op.trunc {
 			in.pendingBytes -= int64(len(op.data))
 		}

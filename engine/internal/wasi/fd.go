@@ -221,17 +221,26 @@ func (h *Process) readv(m api.Memory, fd, iovs, n, nreadPtr uint32, at int64) ui
 		if at >= 0 {
 			off = at
 		}
+		start := off
 		for _, b := range bufs {
 			k, err := h.p.Disk().ReadAt(e.ino, b, off)
 			total += k
 			off += int64(k)
 			if err != nil {
+				if total > 0 {
+					break // what was read before the failing sector, as Linux returns it
+				}
 				return errnoOf(err)
 			}
 			if k < len(b) {
 				break
 			}
 		}
+		k, err := h.p.ReadFaults(e.ino, e.path, start, bufs, total)
+		if err != nil {
+			return errnoOf(err)
+		}
+		total, off = k, start+int64(k)
 		if at < 0 {
 			e.off = off
 		}
@@ -305,7 +314,21 @@ func (h *Process) writev(m api.Memory, fd, iovs, n, nwrittenPtr uint32, at int64
 			d.WriteAtPartial(e.ino, data, off, k)
 			h.p.CrashNow(op, fmt.Sprintf("%d of %d bytes written", k, len(data)))
 		}
-		if _, err := d.WriteAt(e.ino, data, off); err != nil {
+		h.p.SlowIO(op, "write", e.path)
+		wf := h.p.WriteFaults(op, e.ino, e.path, off, len(data))
+		if wf.EIO {
+			h.p.EndDiskOp()
+			return errnoOf(disk.EIO)
+		}
+		to := off
+		if wf.To >= 0 {
+			to = wf.To // the device writes elsewhere; the call reports the asked range written
+		}
+		write := d.WriteAt
+		if wf.Lost {
+			write = d.WriteAtLost
+		}
+		if _, err := write(e.ino, data, to); err != nil {
 			return h.diskErr(op, err)
 		}
 		if e.flags&(fdflagSync|fdflagDsync) != 0 && h.p.OSyncWrite() {
@@ -466,6 +489,9 @@ func (h *Process) sync(fd uint32, dataOnly bool) uint32 {
 	}
 	op := h.p.BeginDiskOp(name, match, []string{e.path}, "")
 	fail, skip := h.p.SyncFaults(op, match, e.path, e.kind == fdDir, dataOnly)
+	if !op.Crash {
+		h.p.SlowIO(op, match, e.path)
+	}
 	if op.Crash {
 		if h.p.CrashStream().IntN(2) == 0 {
 			h.p.Disk().Sync(e.ino, dataOnly, fail)

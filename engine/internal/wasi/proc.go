@@ -87,6 +87,14 @@ type Proc interface {
 	// SyncFaults decides for an fsync (op, on path; dir: of a directory) whether it fails
 	// with EIO and whether a durability mutation skips it; it also counts it.
 	SyncFaults(op DiskOp, match, path string, dir, dataOnly bool) (fail, skip bool)
+	// ReadFaults applies the device faults of a file read that returned total bytes at
+	// off of ino (at path) into bufs: it returns the count the read returns, or an error
+	// (disk.EIO) it fails with.
+	ReadFaults(ino disk.Ino, path string, off int64, bufs [][]byte, total int) (int, error)
+	// WriteFaults decides the device faults of write op (n bytes at off of ino).
+	WriteFaults(op DiskOp, ino disk.Ino, path string, off int64, n int) WriteFault
+	// SlowIO stalls the caller in op (a write or fsync) when a slow_io spike strikes it.
+	SlowIO(op DiskOp, match, path string)
 	// OSyncWrite counts a write to an O_SYNC/O_DSYNC fd and reports whether it must be
 	// made durable (a mutation may ignore O_SYNC).
 	OSyncWrite() bool
@@ -131,6 +139,13 @@ type DiskOp struct {
 	N     int64
 	What  string // kind, path, detail and location, as traced
 	Crash bool   // the plan crashes the node during this op
+}
+
+// WriteFault is what the device does to one write (WriteFaults).
+type WriteFault struct {
+	EIO  bool  // fail with EIO, write nothing
+	Lost bool  // acknowledge it, never store it (disk.FS.WriteAtLost)
+	To   int64 // misdirected: the offset it lands at instead (-1: where asked)
 }
 
 // beginDiskOp is BeginDiskOp for an op with one path that faults see by its kind.
