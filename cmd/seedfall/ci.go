@@ -16,6 +16,7 @@ import (
 	"github.com/seedfall/seedfall/ci"
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/cli"
+	"github.com/seedfall/seedfall/internal/engineapi"
 	"github.com/seedfall/seedfall/internal/seedspec"
 )
 
@@ -122,7 +123,7 @@ func (e *ciEngine) Mutate(ctx context.Context, path string, seeds []uint64) (*ci
 	if err != nil {
 		return nil, err
 	}
-	operators := engine.MutationNames()
+	operators := engineapi.MutationNames()
 	if len(s.Config().Mutate) > 0 {
 		operators = s.Config().Mutate
 	}
@@ -266,7 +267,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		cwd, _ := os.Getwd()
 		for _, r := range results {
 			if r.Provenance != nil && r.Provenance.Config != "" {
-				*cfgPath = r.Provenance.ConfigFrom(cwd)
+				*cfgPath = engineapi.ConfigFrom(r.Provenance, cwd)
 				break
 			}
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/cli"
+	"github.com/seedfall/seedfall/internal/engineapi"
 )
 
 // Exit codes.
@@ -118,7 +119,7 @@ func loadAndPrepare(ctx context.Context, path string, stderr io.Writer, quiet bo
 		return nil, exitUsage
 	}
 	if !quiet || os.Getenv("SEEDFALL_TIMINGS") == "1" {
-		ran, skipped := engine.BuildCounts()
+		ran, skipped := engineapi.BuildCounts()
 		fmt.Fprintf(stderr, "built in %.2fs (%d go build, %d unchanged), compiled in %.2fs (images %.2fs, wazero %.2fs, source locations %.2fs)\n",
 			s.BuildTime.Seconds(), ran, skipped, s.CompileTime.Seconds(), s.ImageTime.Seconds(), s.WazeroTime.Seconds(), s.LocTime.Seconds())
 	}

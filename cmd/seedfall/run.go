@@ -15,6 +15,7 @@ import (
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/coverage"
 	"github.com/seedfall/seedfall/internal/cli"
+	"github.com/seedfall/seedfall/internal/engineapi"
 	"github.com/seedfall/seedfall/internal/seedspec"
 	"github.com/seedfall/seedfall/internal/worker"
 	"github.com/seedfall/seedfall/report"
@@ -151,7 +152,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
-	if err := engine.CheckMutation(*mutation); err != nil {
+	if err := engineapi.CheckMutation(*mutation); err != nil {
 		fmt.Fprintf(stderr, "seedfall run: -mutation: %v\n", err)
 		return exitUsage
 	}
@@ -206,7 +207,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "seedfall run: -cover: %v\n", err)
 				return exitUsage
 			}
-			if _, err := engine.WriteCoverageProfile(*coverDir, sim.Config()); err != nil {
+			if _, err := engineapi.WriteCoverageProfile(*coverDir, sim.Config()); err != nil {
 				fmt.Fprintf(stderr, "seedfall run: -cover: %v\n", err)
 				return exitUsage
 			}
