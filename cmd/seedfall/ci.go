@@ -303,7 +303,7 @@ func checkSweepResults(in string, results []engine.Result, configGiven bool) err
 		p := r.Provenance
 		switch {
 		case p != nil && p.Faults != "":
-			return fmt.Errorf("%s: seed %d is a `seedfall replay -json` result of the plan %s, not a sweep's: report renders results of `seedfall run -out` (replay it with: seedfall replay -c %s -seed %d -faults %s)", in, r.Seed, p.Faults, p.Config, r.Seed, p.Faults)
+			return fmt.Errorf("%s: seed %d is a `seedfall replay -json` result of the plan %s, not a sweep's: report renders results of `seedfall run -out` (replay it with: %s)", in, r.Seed, p.Faults, cli.ReplayCommand(p.Config, r.Seed, "-faults "+p.Faults))
 		case !configGiven && (p == nil || p.Config == ""):
 			return fmt.Errorf("%s: seed %d does not record the config it ran (a `seedfall replay -json` result, or results from an older seedfall?): report renders results of `seedfall run -out`; name the config with -c to render these", in, r.Seed)
 		}

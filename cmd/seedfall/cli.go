@@ -154,7 +154,7 @@ func printFailure(w io.Writer, r *engine.Result, cfgPath, extra string) {
 		}
 		fmt.Fprintf(w, "    1st %s\n    2nd %s\n", d.First, d.Second)
 	}
-	fmt.Fprintf(w, "  replay: seedfall replay -c %s -seed %d%s\n", cfgPath, r.Seed, extra)
+	fmt.Fprintf(w, "  replay: %s\n", cli.ReplayCommand(cfgPath, r.Seed, extra))
 }
 
 func sortedKeys[M ~map[string]V, V any](m M) []string {

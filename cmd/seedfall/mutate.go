@@ -245,7 +245,7 @@ func runMutants(ctx context.Context, sim *engine.Sim, cfgPath string, seeds []ui
 		}
 		mr := mutantResult{Name: m.name, Kind: m.kind, Site: m.site, Seeds: n}
 		mutantOutcome(&mr, kill, unjudged, func(seed uint64) string {
-			return fmt.Sprintf("seedfall replay -c %s -seed %d -mutation '%s'", cfgPath, seed, m.mutation)
+			return cli.ReplayCommand(cfgPath, seed, "-mutation '"+m.mutation+"'")
 		})
 		if mr.Killed {
 			rep.Killed++
