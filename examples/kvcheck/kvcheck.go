@@ -29,25 +29,6 @@ const (
 	requestTimeout = 2 * time.Second
 )
 
-// Workload is the shape of one run: how many PUTs, over how many keys, how often to read
-// everything back, and what the values are.
-type Workload struct {
-	Puts, Keys, CheckEvery int
-	// Value returns the value the attempt-th try of PUT i sends. Values must be unique
-	// per PUT, which keeps the check sharp.
-	Value func(i, attempt int) string
-	// Blind writes but never reads anything back, so it cannot notice a lost write: a
-	// deliberately weak workload for mutation testing.
-	Blind bool
-	// Settle is the pause before the final read-back. Virtual time costs nothing, and a
-	// longer settle gives the world more time to crash the server again (a write glued
-	// onto a torn tail is lost only at the next restart).
-	Settle time.Duration
-	// Short shortens a value, or a reply carrying one, for the "acknowledged write lost"
-	// line; nil prints them whole.
-	Short func(string) string
-}
-
 // Main runs the workload; each example's client command is just a call to it.
 func Main() {
 	puts := flag.Int("puts", 150, "number of PUTs")
@@ -72,31 +53,6 @@ func Main() {
 	})
 }
 
-// Run runs w against the server and exits 1 at the first acknowledged write lost.
-func Run(w Workload) {
-	c := &client{acked: map[string]string{}, maybe: map[string][]string{}, short: w.Short}
-	if c.short == nil {
-		c.short = func(s string) string { return s }
-	}
-	for i := range w.Puts {
-		c.put(fmt.Sprintf("k%d", i%w.Keys), func(attempt int) string { return w.Value(i, attempt) })
-		// Inside the simulator math/rand's top-level functions are seeded by the host
-		// (random_get), so these pauses follow the seed.
-		time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
-		if (i+1)%w.CheckEvery == 0 && !w.Blind {
-			c.check()
-			fmt.Printf("%d puts acknowledged, %d keys checked\n", i+1, len(c.acked))
-		}
-	}
-	time.Sleep(w.Settle)
-	if w.Blind {
-		fmt.Printf("ok: %d puts acknowledged (weak workload: nothing read back)\n", w.Puts)
-		return
-	}
-	c.check()
-	fmt.Printf("ok: %d keys checked after %d puts (%d retries)\n", len(c.acked), w.Puts, c.retries)
-}
-
 type client struct {
 	conn net.Conn
 	r    *bufio.Reader
@@ -108,6 +64,8 @@ type client struct {
 	short   func(string) string
 }
 
+// put sets key to the value valueOf gives for each attempt, retrying on a new
+// connection until the server says OK.
 func (c *client) put(key string, valueOf func(attempt int) string) {
 	for attempt := 0; ; attempt++ {
 		value := valueOf(attempt)
@@ -123,6 +81,7 @@ func (c *client) put(key string, valueOf func(attempt int) string) {
 	}
 }
 
+// get returns the server's answer to GET key: "VAL value" or "NONE".
 func (c *client) get(key string) string {
 	for {
 		reply, _, err := c.request("GET " + key)
@@ -133,6 +92,8 @@ func (c *client) get(key string) string {
 	}
 }
 
+// check reads back every acknowledged key, in sorted order (map order follows the
+// seed; the check order should not), and exits 1 at the first one lost.
 func (c *client) check() {
 	ks := make([]string, 0, len(c.acked))
 	for k := range c.acked {
@@ -150,6 +111,8 @@ func (c *client) check() {
 	}
 }
 
+// request sends one line and reads one reply line. sent reports whether the request
+// may have reached the server.
 func (c *client) request(line string) (reply string, sent bool, err error) {
 	if c.conn == nil {
 		c.connect()
@@ -170,6 +133,7 @@ func (c *client) request(line string) (reply string, sent bool, err error) {
 	return strings.TrimSuffix(reply, "\n"), true, nil
 }
 
+// connect dials until it succeeds; the engine's time horizon bounds the wait.
 func (c *client) connect() {
 	for {
 		conn, err := sim.DialTimeout("tcp", serverAddr, dialTimeout)
