@@ -375,7 +375,7 @@ func (r *runner) shrunkPlanRef(sig string) string {
 }
 
 func (r *runner) replayCommand(seed uint64) string {
-	return cli.ReplayCommand(r.in.Config, seed)
+	return fmt.Sprintf("seedfall replay -c %s -seed %d", r.in.Config, seed)
 }
 
 func statusRank(s report.Status) int {
