@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/engineapi"
 	"github.com/seedfall/seedfall/report"
 )
 
@@ -46,7 +47,7 @@ func writeFiles(dir string, d *report.Data, results []engine.Result, groups []*g
 		}
 		fd := filepath.Join(dir, FaultsDir)
 		planPath := filepath.Join(fd, g.sig+".json")
-		plan := engine.FaultPlan{Seed: g.rep().Seed, Faults: g.shrunk, Provenance: g.rep().Provenance.ForPlan(planPath)}
+		plan := engine.FaultPlan{Seed: g.rep().Seed, Faults: g.shrunk, Provenance: engineapi.ForPlan(g.rep().Provenance, planPath)}
 		data, err := json.MarshalIndent(plan, "", "  ")
 		if err != nil {
 			return err

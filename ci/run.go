@@ -15,6 +15,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/coverage"
+	"github.com/seedfall/seedfall/internal/cli"
 	"github.com/seedfall/seedfall/report"
 )
 
@@ -252,38 +253,24 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	return code, nil
 }
 
-// groupFailures groups the failing results by signature: one group per signature, seeds
-// ascending, ordered by lowest seed. A watchdog result without a Failure gets one of
-// kind "watchdog". Error results are tool errors, counted but not grouped.
+// groupFailures groups the failing results by signature with the one grouping of
+// seedfall's commands (cli.GroupFailures): fail and watchdog results, by lowest seed; a
+// watchdog result without a Failure gets one of kind "watchdog". Error results are tool
+// errors, counted but not grouped.
 func groupFailures(results []engine.Result) []*group {
-	bySig := map[string]*group{}
-	var order []*group
-	for _, res := range results {
-		if res.Verdict != engine.VerdictFail && res.Verdict != engine.VerdictWatchdog {
-			continue
-		}
-		if res.Failure == nil {
-			res.Failure = &engine.Failure{Kind: engine.FailureKind(res.Verdict), Reason: fmt.Sprintf("run %s", res.Verdict), AtNS: res.EndNS}
-			if res.Verdict == engine.VerdictWatchdog {
-				res.Failure.Reason = "run exceeded its wall-clock budget (a guest spinning without host calls)"
-			}
-		}
-		sig := res.Failure.Signature
-		if sig == "" {
-			sig = engine.Signature(&res)
-			f := *res.Failure
-			f.Signature = sig
-			res.Failure = &f
-		}
-		g, ok := bySig[sig]
-		if !ok {
-			g = &group{sig: sig}
-			bySig[sig] = g
-			order = append(order, g)
-		}
-		g.results = append(g.results, res)
+	ptrs := make([]*engine.Result, len(results))
+	for i := range results {
+		ptrs[i] = &results[i]
 	}
-	return order
+	var out []*group
+	for _, sg := range cli.GroupFailures(ptrs) {
+		g := &group{sig: sg.Signature}
+		for _, r := range sg.Results {
+			g.results = append(g.results, *r)
+		}
+		out = append(out, g)
+	}
+	return out
 }
 
 // loadBaseline opens the store the baseline input names and loads it. Problems are

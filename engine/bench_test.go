@@ -230,10 +230,10 @@ func benchCoverageCost(b *testing.B, path string, pkgs []string) {
 // the profile of all b.N runs there (for go tool pprof).
 func BenchmarkKvlogRunProfiled(b *testing.B) {
 	s := benchSim(b, fixedKvlog)
-	p := NewProfiler(s)
+	p := newProfiler(s)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if r := s.Run(context.Background(), uint64(i+1), RunOptions{Profile: p}); r.Verdict != VerdictPass {
+		if r := s.run(context.Background(), uint64(i+1), RunOptions{}, p); r.Verdict != VerdictPass {
 			b.Fatalf("seed %d: %s", i+1, r)
 		}
 	}

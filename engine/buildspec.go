@@ -27,7 +27,3 @@ type coverageHook struct{ c *CoverageConfig }
 
 func (h coverageHook) Flags(pkg string) []string { return h.c.buildFlags(pkg) }
 func (h coverageHook) Output(out string)         { h.c.noteUnmatched(out) }
-
-// BuildCounts returns how many node builds in this process ran go build and how many
-// were skipped because their inputs had not changed since a build recorded in the cache.
-func BuildCounts() (ran, skipped int64) { return build.Counts() }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/engineapi"
 	"github.com/seedfall/seedfall/report"
 )
 
@@ -49,7 +50,7 @@ func prepare(t *testing.T, path string, edit func(*engine.Config)) *engine.Sim {
 	}
 	t.Cleanup(func() { s.Close() })
 	builtWasm.Lock()
-	builtWasm.m[key] = s.WasmPaths()
+	builtWasm.m[key] = engineapi.WasmPaths(s)
 	builtWasm.Unlock()
 	return s
 }

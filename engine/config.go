@@ -12,38 +12,13 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/seedfall/seedfall/engine/internal/duration"
 )
 
-// Duration is a time.Duration that reads and writes JSON as text ("250ms", "1.5s").
-type Duration time.Duration
-
-// MarshalJSON writes the duration as text.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
-
-// UnmarshalJSON reads "250ms" (or a number of nanoseconds).
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		var n int64
-		if err2 := json.Unmarshal(b, &n); err2 != nil {
-			return badDuration(b)
-		}
-		*d = Duration(n)
-		return nil
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return badDuration(b)
-	}
-	*d = Duration(v)
-	return nil
-}
-
-// badDuration is an *json.UnmarshalTypeError so that the decoder fills in the field's
-// path ("faults.restart_delay"), which ParseConfig puts in the message.
-func badDuration(b []byte) error {
-	return &json.UnmarshalTypeError{Value: string(b), Type: reflect.TypeFor[Duration]()}
-}
+// Duration is a time.Duration that reads and writes JSON as text ("250ms", "1.5s"; a
+// number is nanoseconds). Convert with time.Duration(d) and Duration(t).
+type Duration = duration.Duration
 
 // Config describes a simulated world: the nodes, the workload and how hostile the world is.
 // It is read from seedfall.json.
@@ -477,7 +452,7 @@ func (c *Config) validate() error {
 	}
 	for i, m := range c.Mutate {
 		if !knownMutation(m) {
-			return fmt.Errorf("field mutate[%d]: %q is not a mutation operator (want one of %s)", i, m, strings.Join(MutationNames(), ", "))
+			return fmt.Errorf("field mutate[%d]: %q is not a mutation operator (want one of %s)", i, m, strings.Join(mutationNames(), ", "))
 		}
 	}
 	if c.Coverage != nil {

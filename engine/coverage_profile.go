@@ -14,17 +14,17 @@ import (
 	"github.com/seedfall/seedfall/engine/internal/build"
 )
 
-// CoverageProfileName is the text profile WriteCoverageProfile writes into a coverage
+// CoverageProfileName is the text profile writeCoverageProfile writes into a coverage
 // directory.
 const CoverageProfileName = "profile.out"
 
-// WriteCoverageProfile writes dir/profile.out: the coverage data in dir (WriteCoverageDir)
+// writeCoverageProfile writes dir/profile.out: the coverage data in dir (WriteCoverageDir)
 // as `go tool covdata textfmt` prints it, with every file named by its absolute path on
 // this machine, so that `go tool cover -func` and `-html` read it from any directory.
 // A file that a node's patches edit is named by a copy of the patched source, written
 // under dir/src/, so cover reads the source the node was built from, not the module's.
 // It returns the profile's path.
-func WriteCoverageProfile(dir string, cfg *Config) (string, error) {
+func writeCoverageProfile(dir string, cfg *Config) (string, error) {
 	tmp, err := os.CreateTemp("", "seedfall-textfmt-*.out")
 	if err != nil {
 		return "", err

@@ -9,7 +9,9 @@
 // (FaultPlan, Fault) replay exactly. The coverage of the system under test is the
 // engine/coverage package. Worker processes (internal/worker), seed lists
 // (internal/seedspec) and the cache directory (internal/cachedir) belong to the
-// commands, not to this API.
+// commands, not to this API; so does what only the commands use of the engine
+// (internal/engineapi: plan generation for the explorer, the built modules, provenance
+// helpers). api_test.go keeps the API at 60 funcs, types and methods or fewer.
 //
 // The package is the core, the world, split by concern:
 //
@@ -37,7 +39,8 @@
 //	image.go, image_sim.go, memimage_*.go   guests instantiated from a copy-on-write
 //	               memory image of their data segments
 //	profile.go, profile_pprof.go   replay -profile: a CPU profile of guests and host
-//	explore.go     what internal/explore needs: GeneratePlan, RenumberFaults
+//	hooks.go       what seedfall's own commands need and an embedder does not
+//	               (internal/engineapi): plan generation and renumbering, build output
 //	sweep.go       property verdicts over a sweep
 //	debug_shrink.go, debug_cause.go, debug_diverge.go
 //	               debugging, built on Run: Shrink drops and simplifies faults while the

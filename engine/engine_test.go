@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/engineapi"
 )
 
 // ---- shared machinery ----
@@ -47,7 +48,7 @@ func guestModule(t *testing.T, dir, pkg string) string {
 	if err != nil {
 		t.Fatalf("build %s: %v", pkg, err)
 	}
-	p := s.WasmPaths()[0]
+	p := engineapi.WasmPaths(s)[0]
 	s.Close()
 	wasmByPkg[key] = p
 	return p

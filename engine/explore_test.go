@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/engineapi"
 )
 
 // TestGeneratePlan: the plan GeneratePlan draws from time 0 is the seed's own (a run
@@ -15,7 +16,7 @@ func TestGeneratePlan(t *testing.T) {
 	s := kvlogSim(t, "seedfall.json")
 	ctx := context.Background()
 	for _, seed := range []uint64{2, 3} {
-		p := s.GeneratePlan(seed, 0)
+		p := engineapi.GeneratePlan(s, seed, 0)
 		if len(p.Faults) == 0 {
 			t.Fatalf("seed %d: no faults drawn", seed)
 		}
@@ -25,13 +26,13 @@ func TestGeneratePlan(t *testing.T) {
 			t.Errorf("seed %d: the run with GeneratePlan's plan differs from the seed's own run", seed)
 		}
 		const from = 2_000_000_000
-		later := s.GeneratePlan(seed, from)
+		later := engineapi.GeneratePlan(s, seed, from)
 		for _, f := range later.Faults {
 			if f.AtNS <= from {
 				t.Errorf("seed %d: fault %s drawn from %d is not after it", seed, f, int64(from))
 			}
 		}
-		if !reflect.DeepEqual(later, s.GeneratePlan(seed, from)) {
+		if !reflect.DeepEqual(later, engineapi.GeneratePlan(s, seed, from)) {
 			t.Errorf("seed %d: two draws differ", seed)
 		}
 	}
@@ -40,7 +41,7 @@ func TestGeneratePlan(t *testing.T) {
 // TestRenumberFaults: a crash pinned to a disk op belongs to the life after the
 // restarting crashes before it.
 func TestRenumberFaults(t *testing.T) {
-	fs := engine.RenumberFaults([]engine.Fault{
+	fs := engineapi.RenumberFaults([]engine.Fault{
 		{AtNS: 1, Kind: engine.FaultCrash, Node: "a", RestartNS: 5},
 		{AtNS: 2, Kind: engine.FaultCrash, Node: "b", RestartNS: 5},
 		{AtNS: 3, Kind: engine.FaultCrash, Node: "a", DiskOp: 9, Incarnation: 1, RestartNS: 5},

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/engineapi"
 )
 
 const ftDir = "testdata/faults"
@@ -63,7 +64,7 @@ func ftModules(t *testing.T) map[string]string {
 		defer s.Close()
 		ftWasm = map[string]string{}
 		for i, p := range ftPkgs {
-			ftWasm[p] = s.WasmPaths()[i]
+			ftWasm[p] = engineapi.WasmPaths(s)[i]
 		}
 	})
 	if ftErr != nil {

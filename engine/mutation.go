@@ -19,25 +19,25 @@ const (
 // fsyncs made from that source location no-ops.
 const MutSitePrefix = "fsync-site:"
 
-// MutationNames lists the OS-level mutation operators.
-func MutationNames() []string {
+// mutationNames lists the OS-level mutation operators.
+func mutationNames() []string {
 	return []string{MutFsyncNoop, MutFdatasyncNoop, MutDirFsyncNoop, MutOSyncIgnored, MutRenameNonAtom, MutReorderSync}
 }
 
-// CheckMutation returns an error naming the known operators when m is not one of them
+// checkMutation returns an error naming the known operators when m is not one of them
 // (or a call-site mutation, MutSitePrefix followed by a location). "" is no mutation.
-func CheckMutation(m string) error {
+func checkMutation(m string) error {
 	if m == "" || knownMutation(m) && m != MutSitePrefix {
 		return nil
 	}
-	return fmt.Errorf("%q is not a mutation operator (want one of %s, or %s<file:line>)", m, strings.Join(MutationNames(), ", "), MutSitePrefix)
+	return fmt.Errorf("%q is not a mutation operator (want one of %s, or %s<file:line>)", m, strings.Join(mutationNames(), ", "), MutSitePrefix)
 }
 
 func knownMutation(m string) bool {
 	if strings.HasPrefix(m, MutSitePrefix) {
 		return true
 	}
-	for _, n := range MutationNames() {
+	for _, n := range mutationNames() {
 		if n == m {
 			return true
 		}

@@ -9,9 +9,9 @@ import (
 	"github.com/tetratelabs/wazero/api"
 )
 
-// Profiler collects a CPU profile of a run: where the guests spend their time, by their
-// Go stacks, and where the host spends it on their behalf. Pass one in
-// RunOptions.Profile and write it with WriteTo (pprof's format).
+// profiler collects a CPU profile of a run: where the guests spend their time, by their
+// Go stacks, and where the host spends it on their behalf. Run makes one when
+// RunOptions.Profile is set and writes it there with WriteTo (pprof's format).
 //
 // Only one incarnation runs at a time (the world passes a single token), so the host's
 // wall clock between two transitions is charged to whoever held the token:
@@ -29,7 +29,7 @@ import (
 //
 // Every stack has its node ("[node] server") as the root frame. The host clock is read
 // only here and only ends up in the profile: it never shapes the run or its trace.
-type Profiler struct {
+type profiler struct {
 	mu    sync.Mutex
 	sim   *Sim
 	start time.Time
@@ -67,14 +67,14 @@ type profStack struct {
 	pcs  []uint64
 }
 
-// NewProfiler returns a profiler for runs of s.
-func NewProfiler(s *Sim) *Profiler {
-	return &Profiler{sim: s, samples: map[profState]*[2]int64{}, intern: map[string]int{},
+// newProfiler returns a profiler for runs of s.
+func newProfiler(s *Sim) *profiler {
+	return &profiler{sim: s, samples: map[profState]*[2]int64{}, intern: map[string]int{},
 		incs: map[*incarnation]profState{}, cur: profState{kind: profWorld, node: -1, stack: -1}}
 }
 
 // charge ends the current interval at now and starts next.
-func (p *Profiler) charge(now time.Time, next profState) {
+func (p *profiler) charge(now time.Time, next profState) {
 	if p.start.IsZero() {
 		p.start, p.mark = now, now
 	}
@@ -94,7 +94,7 @@ func (p *Profiler) charge(now time.Time, next profState) {
 }
 
 // begin: the run starts (the world holds the token).
-func (p *Profiler) begin() {
+func (p *profiler) begin() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
@@ -105,30 +105,30 @@ func (p *Profiler) begin() {
 }
 
 // end: the run is over.
-func (p *Profiler) end() {
+func (p *profiler) end() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.charge(time.Now(), p.world())
 }
 
-func (p *Profiler) world() profState { return profState{kind: profWorld, node: -1, stack: -1} }
+func (p *profiler) world() profState { return profState{kind: profWorld, node: -1, stack: -1} }
 
 // instantiating: inc got the token for the first time and creates its module.
-func (p *Profiler) instantiating(inc *incarnation) {
+func (p *profiler) instantiating(inc *incarnation) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.charge(time.Now(), profState{kind: profInstantiate, node: inc.node.idx, stack: -1})
 }
 
 // running: inc's guest code runs (after instantiation, or back from a host call).
-func (p *Profiler) running(inc *incarnation) {
+func (p *profiler) running(inc *incarnation) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.charge(time.Now(), profState{kind: profGuestPending, node: inc.node.idx, stack: -1, inc: inc})
 }
 
 // enter: inc's guest calls host function name.
-func (p *Profiler) enter(inc *incarnation, mod api.Module, name string) {
+func (p *profiler) enter(inc *incarnation, mod api.Module, name string) {
 	now := time.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -147,10 +147,10 @@ func (p *Profiler) enter(inc *incarnation, mod api.Module, name string) {
 }
 
 // leave: the host function returns (or unwinds) to inc's guest.
-func (p *Profiler) leave(inc *incarnation) { p.running(inc) }
+func (p *profiler) leave(inc *incarnation) { p.running(inc) }
 
 // park: inc gives the token back to the scheduler from inside a host call.
-func (p *Profiler) park(inc *incarnation) {
+func (p *profiler) park(inc *incarnation) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.incs[inc] = p.cur
@@ -158,7 +158,7 @@ func (p *Profiler) park(inc *incarnation) {
 }
 
 // resume: inc has the token again, inside the host call it parked in.
-func (p *Profiler) resume(inc *incarnation) {
+func (p *profiler) resume(inc *incarnation) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st, ok := p.incs[inc]
@@ -170,7 +170,7 @@ func (p *Profiler) resume(inc *incarnation) {
 }
 
 // exited: inc's guest returned from _start or was stopped; its module is closed next.
-func (p *Profiler) exited(inc *incarnation) {
+func (p *profiler) exited(inc *incarnation) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.incs, inc)
@@ -181,13 +181,13 @@ func (p *Profiler) exited(inc *incarnation) {
 }
 
 // closed: inc's module is closed (its memory back in the pool); the world is next.
-func (p *Profiler) closed() {
+func (p *profiler) closed() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.charge(time.Now(), p.world())
 }
 
-func (p *Profiler) stackID(node int, pcs []uint64) int {
+func (p *profiler) stackID(node int, pcs []uint64) int {
 	key := make([]byte, 4, 4+8*len(pcs))
 	binary.LittleEndian.PutUint32(key, uint32(node))
 	for _, pc := range pcs {

@@ -11,7 +11,7 @@ import (
 // WriteTo writes the profile in pprof's format (a gzipped profile.proto, as
 // github.com/google/pprof/proto/profile.proto defines it), for `go tool pprof`. Sample
 // values are time (nanoseconds of the host's clock) and count (intervals).
-func (p *Profiler) WriteTo(w io.Writer) (int64, error) {
+func (p *profiler) WriteTo(w io.Writer) (int64, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e := newProfEncoder()

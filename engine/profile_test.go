@@ -14,8 +14,8 @@ import (
 func TestProfileDoesNotShapeRun(t *testing.T) {
 	s := benchSim(t, "../examples/kvlog/seedfall.json")
 	for _, seed := range []uint64{2, 3} {
-		p := NewProfiler(s)
-		a := s.Run(context.Background(), seed, RunOptions{Trace: true, Profile: p})
+		p := newProfiler(s)
+		a := s.run(context.Background(), seed, RunOptions{Trace: true}, p)
 		b := s.Run(context.Background(), seed, RunOptions{Trace: true})
 		if d := diverge(a.Trace, b.Trace); d != nil || a.TraceHash != b.TraceHash {
 			t.Fatalf("seed %d: profiled and unprofiled traces differ: %+v", seed, d)
@@ -34,9 +34,9 @@ func TestProfilePprofReadable(t *testing.T) {
 		t.Fatal("go tool pprof needs the go command: ", err)
 	}
 	s := benchSim(t, "../examples/kvlog/seedfall.json")
-	p := NewProfiler(s)
+	p := newProfiler(s)
 	for seed := uint64(1); seed <= 3; seed++ {
-		s.Run(context.Background(), seed, RunOptions{Profile: p})
+		s.run(context.Background(), seed, RunOptions{}, p)
 	}
 	path := filepath.Join(t.TempDir(), "kvlog.pb.gz")
 	f, err := os.Create(path)
@@ -54,7 +54,7 @@ func TestProfilePprofReadable(t *testing.T) {
 	}
 	text := string(out)
 	for _, want := range []string{"Type: time", "[node] server", "[node] client", "[host] fd_write", "[host] instantiate",
-		"[seedfall] world", "kvstore.(*Store).append", "main.(*client).put", "runtime.main"} {
+		"[seedfall] world", "kvstore.(*Store).append", "kvcheck.(*client).put", "runtime.main"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("pprof -traces lacks %q", want)
 		}

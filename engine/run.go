@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -225,10 +226,6 @@ func (s *Sim) Close() error {
 // Config returns the sim's config.
 func (s *Sim) Config() *Config { return s.cfg }
 
-// WasmPaths are the built modules, one per node in AllNodes order, then the old build
-// of each node with an upgrade.
-func (s *Sim) WasmPaths() []string { return s.wasmPaths }
-
 // RunOptions tune one run. They are the one description of how to run a seed: an
 // in-process run, a sweep (SweepOptions embeds them) and a worker process (which
 // receives them as JSON) all take this type. The fields that cannot cross a process
@@ -251,9 +248,12 @@ type RunOptions struct {
 
 	// TraceHook receives every trace line as it is written (may be nil).
 	TraceHook func(string) `json:"-"`
-	// Profile, when set, collects a CPU profile of the run (profile.go). It reads the
-	// host clock, but only for the profile: the run and its trace are the same without.
-	Profile *Profiler `json:"-"`
+	// Profile, when set, receives a CPU profile of the run in pprof's format (a gzipped
+	// profile.proto, for go tool pprof; profile.go) after the run. It reads the host
+	// clock, but only for the profile: the run and its trace are the same without. Run
+	// has no error to return, so give it a writer that keeps its first error (a
+	// bufio.Writer, whose Flush returns it).
+	Profile io.Writer `json:"-"`
 	// OnWatchdog, when set, is called by the watchdog's monitor goroutine the moment the
 	// watchdog fires, before the run returns. It must not allocate: a garbage collection
 	// under way when the guest began to spin can never finish, and an allocation may
@@ -263,14 +263,26 @@ type RunOptions struct {
 
 // Run runs one seed.
 func (s *Sim) Run(ctx context.Context, seed uint64, opt RunOptions) *Result {
-	if err := CheckMutation(opt.Mutation); err != nil {
+	if opt.Profile == nil {
+		return s.run(ctx, seed, opt, nil)
+	}
+	p := newProfiler(s)
+	r := s.run(ctx, seed, opt, p)
+	_, _ = p.WriteTo(opt.Profile) // a write error stays with the writer (RunOptions.Profile)
+	return r
+}
+
+// run runs one seed, charging its time to prof when it is not nil (tests sum several
+// runs in one profile).
+func (s *Sim) run(ctx context.Context, seed uint64, opt RunOptions, prof *profiler) *Result {
+	if err := checkMutation(opt.Mutation); err != nil {
 		return &Result{Seed: seed, Verdict: VerdictError, Error: err.Error()}
 	}
 	ro := runOptions{
 		plan: opt.Plan, keepTrace: opt.Trace || opt.Check, mutation: opt.Mutation,
 		reseedAt: opt.ReseedAt, futureSeed: opt.FutureSeed,
 		wallBudget: time.Duration(s.cfg.Watchdog), traceHook: opt.TraceHook,
-		prof: opt.Profile, onWatchdog: opt.OnWatchdog,
+		prof: prof, onWatchdog: opt.OnWatchdog,
 	}
 	w := newWorld(s, seed, ro)
 	w.outDir = opt.OutDir

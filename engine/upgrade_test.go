@@ -12,6 +12,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/cachedir"
+	"github.com/seedfall/seedfall/internal/engineapi"
 )
 
 // upgradeServer is the server of the temporary repository: it prints what earlier
@@ -105,7 +106,7 @@ func TestUpgradeFromGitRevision(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if n := len(s.WasmPaths()); n != 3 {
+	if n := len(engineapi.WasmPaths(s)); n != 3 {
 		t.Fatalf("%d modules, want server, client and the server's old build", n)
 	}
 	plan := &engine.FaultPlan{Seed: 1, Faults: []engine.Fault{

@@ -29,7 +29,7 @@ type runOptions struct {
 	futureSeed uint64
 	wallBudget time.Duration
 	traceHook  func(line string) // replay streaming
-	prof       *Profiler         // nil: no profile (profile.go)
+	prof       *profiler         // nil: no profile (profile.go)
 	onWatchdog func()            // RunOptions.OnWatchdog
 }
 

@@ -26,3 +26,166 @@ func TestEveryModuleRuns(t *testing.T) {
 		}
 	}
 }
+
+// kept is one row of the template's table of kept names (examples/README.md).
+type kept struct {
+	main  string   // the main config, when it is not seedfall.json
+	names []string // globs of other kept file names; a folder ends in "/"
+}
+
+// keptNames reads the "Kept names" table of the template.
+func keptNames(t *testing.T, readme string) map[string]kept {
+	data, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(data), "## Kept names")
+	if !ok {
+		t.Fatalf("%s: no \"## Kept names\" section", readme)
+	}
+	out := map[string]kept{}
+	for _, line := range strings.Split(table, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 5 || strings.TrimSpace(cells[1]) == "example" || strings.HasPrefix(strings.TrimSpace(cells[1]), "---") {
+			continue
+		}
+		k := kept{main: strings.Trim(strings.TrimSpace(cells[2]), "`")}
+		for _, n := range strings.Split(cells[3], ",") {
+			if n = strings.Trim(strings.TrimSpace(n), "`"); n != "" {
+				k.names = append(k.names, n)
+			}
+		}
+		out[strings.TrimSpace(cells[1])] = k
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s: the kept-names table has no rows", readme)
+	}
+	return out
+}
+
+// checkExample returns how the example in dir departs from the template.
+func checkExample(dir string, k kept) []string {
+	var problems []string
+	has := func(name string) bool { _, err := os.Stat(filepath.Join(dir, name)); return err == nil }
+	keptName := func(name string) bool {
+		for _, g := range k.names {
+			if ok, _ := filepath.Match(g, name); ok {
+				return true
+			}
+		}
+		return false
+	}
+	main := "seedfall.json"
+	if k.main != "" {
+		main = k.main
+	}
+	if !has(main) {
+		problems = append(problems, "no main config "+main)
+	}
+	if !has("seedfall_test.go") {
+		problems = append(problems, "no seedfall_test.go")
+	}
+	if !has("client") {
+		problems = append(problems, "no client/ (the workload)")
+	}
+	if !has("server") && !has("node") && !keptName("v1/") {
+		problems = append(problems, "no server/ or node/ (the system under test)")
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return append(problems, err.Error())
+	}
+	for _, e := range entries {
+		n := e.Name()
+		switch {
+		case e.IsDir(), strings.HasSuffix(n, ".faults.json"):
+		case strings.HasSuffix(n, "_test.go"):
+			if n != "seedfall_test.go" && n != "native_test.go" && !keptName(n) {
+				problems = append(problems, n+": test files are seedfall_test.go and native_test.go")
+			}
+		case strings.HasSuffix(n, ".json"):
+			if n != "seedfall.json" && !strings.HasPrefix(n, "seedfall.") && n != main && !keptName(n) {
+				problems = append(problems, n+": configs are seedfall.json and seedfall.<variant>.json")
+			}
+		}
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil {
+		mod := string(data)
+		for _, want := range []string{
+			"module github.com/seedfall/seedfall/examples/" + filepath.Base(dir) + "\n",
+			"github.com/seedfall/seedfall v0.0.0\n",
+			"replace github.com/seedfall/seedfall => ../..\n",
+		} {
+			if !strings.Contains(mod, want) {
+				problems = append(problems, "go.mod: no line "+strings.TrimSpace(want))
+			}
+		}
+	}
+	return problems
+}
+
+// TestExamplesFollowTemplate checks every example against the template in README.md.
+func TestExamplesFollowTemplate(t *testing.T) {
+	keep := keptNames(t, "README.md")
+	readmes, err := filepath.Glob("*/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(readmes) < 10 {
+		t.Fatalf("found %d examples, want the dozen or so there are", len(readmes))
+	}
+	seen := map[string]bool{}
+	for _, r := range readmes {
+		dir := filepath.Dir(r)
+		seen[dir] = true
+		for _, p := range checkExample(dir, keep[dir]) {
+			t.Errorf("examples/%s: %s (see examples/README.md)", dir, p)
+		}
+	}
+	for name := range keep {
+		if !seen[name] {
+			t.Errorf("examples/README.md keeps names for %s, which is not an example", name)
+		}
+	}
+}
+
+// TestTemplateCheckCatchesDepartures is the negative control: an example named the old
+// way must be reported.
+func TestTemplateCheckCatchesDepartures(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "leveldb")
+	for _, f := range []string{"leveldb.json", "leveldb.nosync.json", "leveldb_test.go", "seed-1.faults.json", "client/main.go", "go.mod"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		data := ""
+		if f == "go.mod" {
+			data = "module seedfall.examples/leveldb\n\nrequire github.com/seedfall/seedfall v0.0.0-00010101000000-000000000000\n"
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := strings.Join(checkExample(dir, kept{}), "\n")
+	for _, want := range []string{
+		"no main config seedfall.json",
+		"no seedfall_test.go",
+		"no server/ or node/",
+		"leveldb.json: configs are",
+		"leveldb.nosync.json: configs are",
+		"leveldb_test.go: test files are",
+		"go.mod: no line module github.com/seedfall/seedfall/examples/leveldb",
+		"go.mod: no line github.com/seedfall/seedfall v0.0.0",
+		"go.mod: no line replace",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("problems do not include %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "faults.json") || strings.Contains(got, "client/") {
+		t.Errorf("a fault plan or the client was reported:\n%s", got)
+	}
+	// Kept names pass.
+	if got := checkExample(dir, kept{main: "leveldb.json", names: []string{"leveldb.*.json", "leveldb_test.go", "v1/"}}); strings.Contains(strings.Join(got, "\n"), "leveldb.") {
+		t.Errorf("kept names were reported: %v", got)
+	}
+}

@@ -229,7 +229,7 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 			Signature: g.Signature, Kind: g.Kind, Reason: g.Reason,
 			Seeds: g.Seeds[:min(len(g.Seeds), shownSeeds)], SeedCount: len(g.Seeds),
 			FaultsBeforeFailure: nonNil(cli.FaultLines(g.Faults)),
-			Replay:              fmt.Sprintf("seedfall replay -c %s -seed %d", c.cfgArg, g.First.Seed),
+			Replay:              cli.ReplayCommand(c.cfgArg, g.First.Seed),
 		})
 	}
 	return textResult(runText(out), out), out, nil
@@ -261,9 +261,9 @@ func (s *Server) replay(ctx context.Context, req *mcp.CallToolRequest, in Replay
 	if ctx.Err() != nil {
 		return nil, ReplayOutput{}, fmt.Errorf("seedfall_replay canceled: %w", ctx.Err())
 	}
-	replay := fmt.Sprintf("seedfall replay -c %s -seed %d", c.cfgArg, in.Seed)
+	replay := cli.ReplayCommand(c.cfgArg, in.Seed)
 	if planArg != "" {
-		replay += " -faults " + planArg
+		replay = cli.ReplayCommand(c.cfgArg, in.Seed, "-faults "+planArg)
 	}
 	out := ReplayOutput{Seed: r.Seed, Verdict: r.Verdict, Failure: r.Failure, Faults: nonNil(cli.FaultLines(r.Faults)),
 		TraceHash: r.TraceHash, TraceLines: r.TraceLines, EndNS: r.EndNS,
@@ -312,7 +312,7 @@ func (s *Server) shrink(ctx context.Context, req *mcp.CallToolRequest, in Shrink
 		return nil, none, fmt.Errorf("save the minimal plan: %w", err)
 	}
 	planArg := display(s.root, planFile)
-	out := cli.NewShrinkReport(res, planArg, fmt.Sprintf("seedfall replay -c %s -seed %d -faults %s", c.cfgArg, in.Seed, planArg))
+	out := cli.NewShrinkReport(res, planArg, cli.ReplayCommand(c.cfgArg, in.Seed, "-faults "+planArg))
 	out.Failure.FaultsBeforeFailure = nonNil(out.Failure.FaultsBeforeFailure)
 	return textResult(shrinkText(out, c.cfgArg, res), out), out, nil
 }

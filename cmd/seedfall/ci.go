@@ -16,6 +16,7 @@ import (
 	"github.com/seedfall/seedfall/ci"
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/cli"
+	"github.com/seedfall/seedfall/internal/engineapi"
 	"github.com/seedfall/seedfall/internal/seedspec"
 )
 
@@ -149,7 +150,7 @@ func (e *ciEngine) Mutate(ctx context.Context, path string, seeds []uint64) (*ci
 	if err != nil {
 		return nil, err
 	}
-	operators := engine.MutationNames()
+	operators := engineapi.MutationNames()
 	if len(s.Config().Mutate) > 0 {
 		operators = s.Config().Mutate
 	}
@@ -297,7 +298,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		cwd, _ := os.Getwd()
 		for _, r := range results {
 			if r.Provenance != nil && r.Provenance.Config != "" {
-				*cfgPath = r.Provenance.ConfigFrom(cwd)
+				*cfgPath = engineapi.ConfigFrom(r.Provenance, cwd)
 				break
 			}
 		}
@@ -333,7 +334,7 @@ func checkSweepResults(in string, results []engine.Result, configGiven bool) err
 		p := r.Provenance
 		switch {
 		case p != nil && p.Faults != "":
-			return fmt.Errorf("%s: seed %d is a `seedfall replay -json` result of the plan %s, not a sweep's: report renders results of `seedfall run -out` (replay it with: seedfall replay -c %s -seed %d -faults %s)", in, r.Seed, p.Faults, p.Config, r.Seed, p.Faults)
+			return fmt.Errorf("%s: seed %d is a `seedfall replay -json` result of the plan %s, not a sweep's: report renders results of `seedfall run -out` (replay it with: %s)", in, r.Seed, p.Faults, cli.ReplayCommand(p.Config, r.Seed, "-faults "+p.Faults))
 		case !configGiven && (p == nil || p.Config == ""):
 			return fmt.Errorf("%s: seed %d does not record the config it ran (a `seedfall replay -json` result, or results from an older seedfall?): report renders results of `seedfall run -out`; name the config with -c to render these", in, r.Seed)
 		}

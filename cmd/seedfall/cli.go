@@ -13,6 +13,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/cli"
+	"github.com/seedfall/seedfall/internal/engineapi"
 )
 
 // Exit codes.
@@ -130,7 +131,7 @@ func loadAndPrepareFrom(ctx context.Context, path, upgradeFrom string, stderr io
 		return nil, exitUsage
 	}
 	if !quiet || os.Getenv("SEEDFALL_TIMINGS") == "1" {
-		ran, skipped := engine.BuildCounts()
+		ran, skipped := engineapi.BuildCounts()
 		fmt.Fprintf(stderr, "built in %.2fs (%d go build, %d unchanged), compiled in %.2fs (images %.2fs, wazero %.2fs, source locations %.2fs)\n",
 			s.BuildTime.Seconds(), ran, skipped, s.CompileTime.Seconds(), s.ImageTime.Seconds(), s.WazeroTime.Seconds(), s.LocTime.Seconds())
 	}
@@ -165,7 +166,7 @@ func printFailure(w io.Writer, r *engine.Result, cfgPath, extra string) {
 		}
 		fmt.Fprintf(w, "    1st %s\n    2nd %s\n", d.First, d.Second)
 	}
-	fmt.Fprintf(w, "  replay: seedfall replay -c %s -seed %d%s\n", cfgPath, r.Seed, extra)
+	fmt.Fprintf(w, "  replay: %s\n", cli.ReplayCommand(cfgPath, r.Seed, extra))
 }
 
 func sortedKeys[M ~map[string]V, V any](m M) []string {

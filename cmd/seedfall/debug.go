@@ -65,7 +65,7 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	before := cli.FaultsBefore(res.Minimal)
-	replay := fmt.Sprintf("seedfall replay -c %s -seed %d -faults %s", *cfgPath, *seed, planFile)
+	replay := cli.ReplayCommand(*cfgPath, *seed, "-faults "+planFile)
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

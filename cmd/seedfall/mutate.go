@@ -12,6 +12,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/cli"
+	"github.com/seedfall/seedfall/internal/engineapi"
 	"github.com/seedfall/seedfall/internal/seedspec"
 )
 
@@ -125,15 +126,15 @@ func cmdMutate(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return code
 	}
 	defer sim.Close()
-	operators := engine.MutationNames()
+	operators := engineapi.MutationNames()
 	if len(sim.Config().Mutate) > 0 {
 		operators = sim.Config().Mutate
 	}
 	if *ops != "" {
 		operators = strings.Split(*ops, ",")
 		for _, o := range operators {
-			if !slices.Contains(engine.MutationNames(), o) {
-				fmt.Fprintf(stderr, "seedfall mutate: -ops: %q is not an operator (want %s)\n", o, strings.Join(engine.MutationNames(), ", "))
+			if !slices.Contains(engineapi.MutationNames(), o) {
+				fmt.Fprintf(stderr, "seedfall mutate: -ops: %q is not an operator (want %s)\n", o, strings.Join(engineapi.MutationNames(), ", "))
 				return exitUsage
 			}
 		}
@@ -244,7 +245,7 @@ func runMutants(ctx context.Context, sim *engine.Sim, cfgPath string, seeds []ui
 		}
 		mr := mutantResult{Name: m.name, Kind: m.kind, Site: m.site, Seeds: n}
 		mutantOutcome(&mr, kill, unjudged, func(seed uint64) string {
-			return fmt.Sprintf("seedfall replay -c %s -seed %d -mutation '%s'", cfgPath, seed, m.mutation)
+			return cli.ReplayCommand(cfgPath, seed, "-mutation '"+m.mutation+"'")
 		})
 		if mr.Killed {
 			rep.Killed++

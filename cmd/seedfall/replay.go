@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/cli"
+	"github.com/seedfall/seedfall/internal/engineapi"
 )
 
 // loadPlan reads a fault plan file.
@@ -30,7 +32,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
-	if err := engine.CheckMutation(*mutation); err != nil {
+	if err := engineapi.CheckMutation(*mutation); err != nil {
 		fmt.Fprintf(stderr, "seedfall replay: -mutation: %v\n", err)
 		return exitUsage
 	}
@@ -53,7 +55,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	defer sim.Close()
 	now := sim.Provenance(*cfgPath)
 	if plan != nil {
-		if diff := plan.Provenance.Differences(now); len(diff) > 0 {
+		if diff := engineapi.Differences(plan.Provenance, now); len(diff) > 0 {
 			fmt.Fprintf(stderr, "seedfall replay: warning: %s was saved from another build (%s): the replay may not reproduce it\n", *faults, strings.Join(diff, "; "))
 		}
 	}
@@ -62,6 +64,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		opt.TraceHook = func(l string) { fmt.Fprintln(stdout, l) }
 	}
 	var profFile *os.File
+	var profBuf *bufio.Writer
 	if *profile != "" {
 		// Created before the run: a bad path fails now, not after it.
 		f, err := os.Create(*profile)
@@ -69,12 +72,12 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			fmt.Fprintf(stderr, "seedfall replay: -profile: %v\n", err)
 			return exitUsage
 		}
-		profFile = f
-		opt.Profile = engine.NewProfiler(sim)
+		profFile, profBuf = f, bufio.NewWriter(f)
+		opt.Profile = profBuf
 	}
 	r := sim.Run(ctx, *seed, opt)
 	if profFile != nil {
-		_, err := opt.Profile.WriteTo(profFile)
+		err := profBuf.Flush() // the first write error, if any (bufio's errors stick)
 		if cerr := profFile.Close(); err == nil {
 			err = cerr
 		}

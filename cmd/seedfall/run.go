@@ -15,6 +15,7 @@ import (
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/coverage"
 	"github.com/seedfall/seedfall/internal/cli"
+	"github.com/seedfall/seedfall/internal/engineapi"
 	"github.com/seedfall/seedfall/internal/seedspec"
 	"github.com/seedfall/seedfall/internal/worker"
 	"github.com/seedfall/seedfall/report"
@@ -28,6 +29,20 @@ func printSweep(w io.Writer, s cli.SweepSummary, cfgArg string) int {
 	return printSweepReplay(w, s, cfgArg, nil)
 }
 
+// seedList is seeds for a message: the first 12, then how many more.
+func seedList(seeds []uint64) string {
+	shown, more := seeds, ""
+	if len(shown) > 12 {
+		more = fmt.Sprintf(" (+%d more)", len(shown)-12)
+		shown = shown[:12]
+	}
+	ss := make([]string, len(shown))
+	for i, x := range shown {
+		ss[i] = fmt.Sprint(x)
+	}
+	return strings.Join(ss, ", ") + more
+}
+
 // printSweepReplay is printSweep whose failures' replay commands get replayExtra(r) appended
 // (" -faults plan.json" for a run that replayed a plan); replayExtra may be nil.
 func printSweepReplay(w io.Writer, s cli.SweepSummary, cfgArg string, replayExtra func(*engine.Result) string) int {
@@ -38,19 +53,14 @@ func printSweepReplay(w io.Writer, s cli.SweepSummary, cfgArg string, replayExtr
 		}
 		printFailure(w, g.First, cfgArg, more)
 		if len(g.Seeds) > 1 {
-			shown := g.Seeds
-			more := ""
-			if len(shown) > 12 {
-				more = fmt.Sprintf(" (+%d more)", len(shown)-12)
-				shown = shown[:12]
-			}
-			var ss []string
-			for _, x := range shown {
-				ss = append(ss, fmt.Sprint(x))
-			}
-			fmt.Fprintf(w, "  same failure (%s) on %s: %s%s\n", g.Signature, plural(len(g.Seeds), "seed", "seeds"), strings.Join(ss, ", "), more)
+			fmt.Fprintf(w, "  same failure (%s) on %s: %s\n", g.Signature, plural(len(g.Seeds), "seed", "seeds"), seedList(g.Seeds))
 		}
 		fmt.Fprintln(w)
+	}
+	// Seeds the tool could not run are not failures of the system (cli.GroupFailures):
+	// one line per message.
+	for _, e := range s.CouldNotRun {
+		fmt.Fprintf(w, "ERROR could not run %s (%s): %s\n\n", plural(len(e.Seeds), "seed", "seeds"), seedList(e.Seeds), e.Error)
 	}
 	if len(s.Properties) > 0 {
 		report.PropertyTable(w, propertyRows(s.Properties))
@@ -151,7 +161,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
-	if err := engine.CheckMutation(*mutation); err != nil {
+	if err := engineapi.CheckMutation(*mutation); err != nil {
 		fmt.Fprintf(stderr, "seedfall run: -mutation: %v\n", err)
 		return exitUsage
 	}
@@ -206,7 +216,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "seedfall run: -cover: %v\n", err)
 				return exitUsage
 			}
-			if _, err := engine.WriteCoverageProfile(*coverDir, sim.Config()); err != nil {
+			if _, err := engineapi.WriteCoverageProfile(*coverDir, sim.Config()); err != nil {
 				fmt.Fprintf(stderr, "seedfall run: -cover: %v\n", err)
 				return exitUsage
 			}

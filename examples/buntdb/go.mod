@@ -5,7 +5,7 @@ go 1.26
 replace github.com/seedfall/seedfall => ../..
 
 require (
-	github.com/seedfall/seedfall v0.0.0-00010101000000-000000000000
+	github.com/seedfall/seedfall v0.0.0
 	github.com/tidwall/buntdb v1.3.2
 )
 

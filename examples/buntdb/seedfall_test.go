@@ -25,7 +25,8 @@ var (
 
 func TestMain(m *testing.M) { os.Exit(exampletest.Main(m)) }
 
-// database, and a crash after it loses acknowledged writes.
+// buntdb's auto-shrink renames a rewritten file over the database without fsyncing it or
+// its directory, and a crash after it loses acknowledged writes.
 func TestShrinkLosesWrites(t *testing.T) {
 	lowestFailsWith(t, "seedfall.shrink.json", "acknowledged write lost: ")
 }

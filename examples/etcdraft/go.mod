@@ -1,4 +1,4 @@
-module seedfall.examples/etcdraft
+module github.com/seedfall/seedfall/examples/etcdraft
 
 go 1.26.0
 

@@ -4,11 +4,6 @@
 // Main exits 1 with a line that starts "acknowledged write lost:" when the server no
 // longer answers with an acknowledged value (or one of the unacknowledged attempts it
 // may have applied).
-//
-// Every time the client connects again (the server restarted, or the connection broke),
-// it reads every acknowledged key back before it writes anything: a PUT that a crash
-// interrupted is retried on the same key, and the retry would otherwise overwrite
-// whatever the crash left there (an empty or half-written value) before anyone read it.
 package kvcheck
 
 import (
@@ -42,12 +37,11 @@ func Main() {
 	pad := flag.Int("pad", 40, "values get a random padding of 0 to `n` bytes, so entries differ in length")
 	readBack := flag.Bool("readback", true, "read every acknowledged key back after each reconnection, before the next write (false: the checker before issue 31, for comparison)")
 	flag.Parse()
-	c := &client{acked: map[string]string{}, maybe: map[string][]string{}, readBack: *readBack}
-	for i := range *puts {
-		key := fmt.Sprintf("k%d", i%*keys)
-		// Each attempt writes a fresh value, so a retry after a crash is a new
-		// write of its own length rather than a byte-for-byte repeat of the last.
-		c.put(key, func(attempt int) string {
+	Run(Workload{
+		Puts: *puts, Keys: *keys, CheckEvery: *checkEvery, Settle: time.Second, ReadBack: *readBack,
+		// Each attempt writes a fresh value, so a retry after a crash is a new write of
+		// its own length rather than a byte-for-byte repeat of the last.
+		Value: func(i, attempt int) string {
 			value := fmt.Sprintf("v%d", i)
 			if attempt > 0 {
 				value += fmt.Sprintf(".%d", attempt)
@@ -56,16 +50,8 @@ func Main() {
 				value += "-" + strings.Repeat(string(rune('0'+i%10)), rand.IntN(*pad+1))
 			}
 			return value
-		})
-		time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
-		if (i+1)%*checkEvery == 0 {
-			c.check("")
-			fmt.Printf("%d puts acknowledged, %d keys checked\n", i+1, len(c.acked))
-		}
-	}
-	time.Sleep(time.Second)
-	c.check("")
-	fmt.Printf("ok: %d keys checked after %d puts (%d retries, %d read-backs after a reconnection)\n", len(c.acked), *puts, c.retries, c.readBacks)
+		},
+	})
 }
 
 type client struct {
@@ -76,6 +62,7 @@ type client struct {
 	acked   map[string]string
 	maybe   map[string][]string
 	retries int
+	short   func(string) string
 	// readBack turns on the read-back after a reconnection; reconnected is set by each
 	// connection but the first and cleared once every acknowledged key was read back.
 	readBack    bool
@@ -84,6 +71,8 @@ type client struct {
 	readBacks   int
 }
 
+// put sets key to the value valueOf gives for each attempt, retrying on a new
+// connection until the server says OK.
 func (c *client) put(key string, valueOf func(attempt int) string) {
 	for attempt := 0; ; attempt++ {
 		c.readBackAfterReconnect()
@@ -100,6 +89,7 @@ func (c *client) put(key string, valueOf func(attempt int) string) {
 	}
 }
 
+// get returns the server's answer to GET key: "VAL value" or "NONE".
 func (c *client) get(key string) string {
 	for {
 		reply, _, err := c.request("GET " + key)
@@ -128,9 +118,10 @@ func (c *client) readBackAfterReconnect() {
 	}
 }
 
-// check reads every acknowledged key back and exits 1 unless each answers its
-// acknowledged value or one of its unacknowledged attempts; when is appended to the
-// failure line, to say which check saw it.
+// check reads back every acknowledged key, in sorted order (map order follows the
+// seed; the check order should not), and exits 1 at the first one lost, unless it
+// answers its acknowledged value or one of its unacknowledged attempts; when is appended
+// to the failure line, to say which check saw it.
 func (c *client) check(when string) {
 	ks := make([]string, 0, len(c.acked))
 	for k := range c.acked {
@@ -143,11 +134,13 @@ func (c *client) check(when string) {
 		if found && (got == c.acked[k] || slices.Contains(c.maybe[k], got)) {
 			continue
 		}
-		fmt.Printf("acknowledged write lost: %s=%s, server now answers %q%s\n", k, c.acked[k], reply, when)
+		fmt.Printf("acknowledged write lost: %s=%s, server now answers %q%s\n", k, c.short(c.acked[k]), c.short(reply), when)
 		os.Exit(1)
 	}
 }
 
+// request sends one line and reads one reply line. sent reports whether the request
+// may have reached the server.
 func (c *client) request(line string) (reply string, sent bool, err error) {
 	if c.conn == nil {
 		c.connect()
@@ -168,6 +161,7 @@ func (c *client) request(line string) (reply string, sent bool, err error) {
 	return strings.TrimSuffix(reply, "\n"), true, nil
 }
 
+// connect dials until it succeeds; the engine's time horizon bounds the wait.
 func (c *client) connect() {
 	for {
 		conn, err := sim.DialTimeout("tcp", serverAddr, dialTimeout)

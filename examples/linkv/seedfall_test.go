@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/engineapi"
 )
 
 // wasm holds the modules built by the first prepare: both configs run the same
@@ -33,7 +34,7 @@ func prepare(t *testing.T, path string) *engine.Sim {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	wasm.paths = s.WasmPaths()
+	wasm.paths = engineapi.WasmPaths(s)
 	return s
 }
 

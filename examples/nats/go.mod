@@ -1,4 +1,4 @@
-module seedfall.examples/nats
+module github.com/seedfall/seedfall/examples/nats
 
 go 1.26.0
 
@@ -7,7 +7,7 @@ replace github.com/seedfall/seedfall => ../..
 require (
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.53.1
-	github.com/seedfall/seedfall v0.0.0-00010101000000-000000000000
+	github.com/seedfall/seedfall v0.0.0
 )
 
 require (

@@ -1,4 +1,4 @@
-module seedfall.examples/raft
+module github.com/seedfall/seedfall/examples/raft
 
 go 1.26
 

@@ -7,7 +7,7 @@ replace github.com/seedfall/seedfall => ../..
 require (
 	github.com/rosedblabs/rosedb/v2 v2.4.0
 	github.com/rosedblabs/wal v1.3.8
-	github.com/seedfall/seedfall v0.0.0-00010101000000-000000000000
+	github.com/seedfall/seedfall v0.0.0
 )
 
 require (

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/engineapi"
 )
 
 // LoadPlan reads a fault plan file and validates its faults.
@@ -40,7 +41,7 @@ func ParsePlan(name string, data []byte) (*engine.FaultPlan, error) {
 func SavePlan(path string, p *engine.FaultPlan) error {
 	if p.Provenance != nil {
 		q := *p
-		q.Provenance = p.Provenance.ForPlan(path)
+		q.Provenance = engineapi.ForPlan(p.Provenance, path)
 		p = &q
 	}
 	data, err := json.MarshalIndent(p, "", "  ")

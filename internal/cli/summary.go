@@ -27,12 +27,15 @@ type SweepSummary struct {
 	LinUnknown int  `json:"lin_unknown"`
 	// FailStopRestarts counts restarts of fail-stop nodes (on_exit "restart") after
 	// their own exits, over the sweep, and FailStopSeeds the seeds that had any.
-	FailStopRestarts int                      `json:"fail_stop_restarts,omitempty"`
-	FailStopSeeds    int                      `json:"fail_stop_seeds,omitempty"`
-	Signatures       []SignatureGroup         `json:"signatures"`
-	Properties       []engine.PropertySummary `json:"properties"`
-	PropFails        []string                 `json:"property_failures,omitempty"`
-	Results          string                   `json:"results_file,omitempty"`
+	FailStopRestarts int              `json:"fail_stop_restarts,omitempty"`
+	FailStopSeeds    int              `json:"fail_stop_seeds,omitempty"`
+	Signatures       []SignatureGroup `json:"signatures"`
+	// CouldNotRun is the seeds the tool could not run (VerdictError), by message: tool
+	// errors, not findings, so they are not among the Signatures.
+	CouldNotRun []ErrorGroup             `json:"could_not_run,omitempty"`
+	Properties  []engine.PropertySummary `json:"properties"`
+	PropFails   []string                 `json:"property_failures,omitempty"`
+	Results     string                   `json:"results_file,omitempty"`
 	// Coverage of the system under test over the sweep (config "coverage").
 	Coverage *CoverageSummary `json:"coverage,omitempty"`
 	WallSec  float64          `json:"wall_seconds"`
@@ -47,25 +50,73 @@ type SignatureGroup struct {
 	Seeds     []uint64       `json:"seeds"`
 	First     *engine.Result `json:"first"`
 	Faults    []engine.Fault `json:"faults_before_failure"`
+	// Results are the group's results in the order given (ascending seed in a sweep),
+	// each with its Failure and signature filled in.
+	Results []*engine.Result `json:"-"`
 }
 
-// GroupFailures groups failing results by signature, ordered by their lowest seed.
+// GroupFailures groups the failed results by signature, ordered by their lowest seed. It
+// is the one grouping of seedfall run, the MCP server and seedfall ci. The rule:
+//   - a fail or watchdog result is grouped; one without a Failure gets one named by its
+//     verdict (results are copied, never changed);
+//   - an error result is the tool failing to run the seed, not a finding of the system
+//     under test: it is never grouped, and GroupErrors lists it apart by its message.
 func GroupFailures(results []*engine.Result) []SignatureGroup {
 	idx := map[string]int{}
 	var groups []SignatureGroup
 	for _, r := range results {
-		if !r.Failed() || r.Failure == nil {
+		if r.Verdict != engine.VerdictFail && r.Verdict != engine.VerdictWatchdog {
 			continue
 		}
-		sig := r.Failure.Signature
-		if sig == "" {
-			sig = engine.Signature(r)
+		if r.Failure == nil || r.Failure.Signature == "" {
+			c := *r
+			if c.Failure == nil {
+				c.Failure = &engine.Failure{Kind: engine.FailureKind(c.Verdict), Reason: fmt.Sprintf("run %s", c.Verdict), AtNS: c.EndNS}
+				if c.Verdict == engine.VerdictWatchdog {
+					c.Failure.Reason = "run exceeded its wall-clock budget (a guest spinning without host calls)"
+				}
+			}
+			f := *c.Failure
+			f.Signature = engine.Signature(&c)
+			c.Failure = &f
+			r = &c
 		}
+		sig := r.Failure.Signature
 		i, ok := idx[sig]
 		if !ok {
 			i = len(groups)
 			idx[sig] = i
 			groups = append(groups, SignatureGroup{Signature: sig, Kind: string(r.Failure.Kind), Reason: r.Failure.Reason, First: r, Faults: FaultsBefore(r)})
+		}
+		groups[i].Seeds = append(groups[i].Seeds, r.Seed)
+		groups[i].Results = append(groups[i].Results, r)
+	}
+	return groups
+}
+
+// ErrorGroup is the seeds a sweep could not run for one reason (GroupFailures).
+type ErrorGroup struct {
+	Error string   `json:"error"`
+	Seeds []uint64 `json:"seeds"`
+}
+
+// GroupErrors groups the error results by their message, ordered by their lowest seed.
+func GroupErrors(results []*engine.Result) []ErrorGroup {
+	idx := map[string]int{}
+	var groups []ErrorGroup
+	for _, r := range results {
+		if r.Verdict != engine.VerdictError {
+			continue
+		}
+		msg := r.Error
+		if msg == "" && r.Failure != nil {
+			msg = r.Failure.Reason
+		}
+		i, ok := idx[msg]
+		if !ok {
+			i = len(groups)
+			idx[msg] = i
+			groups = append(groups, ErrorGroup{Error: msg})
 		}
 		groups[i].Seeds = append(groups[i].Seeds, r.Seed)
 	}
@@ -107,6 +158,7 @@ func Summarize(cfgPath string, results []*engine.Result) SweepSummary {
 		}
 	}
 	s.Signatures = GroupFailures(results)
+	s.CouldNotRun = GroupErrors(results)
 	s.Properties = engine.AggregateProperties(results)
 	for _, p := range s.Properties {
 		if p.OK {
@@ -120,6 +172,18 @@ func Summarize(cfgPath string, results []*engine.Result) SweepSummary {
 		}
 	}
 	return s
+}
+
+// ReplayCommand is the command that replays seed of config, with flags appended
+// ("-faults plan.json"): the one place seedfall's output spells it.
+func ReplayCommand(config string, seed uint64, flags ...string) string {
+	cmd := fmt.Sprintf("seedfall replay -c %s -seed %d", config, seed)
+	for _, f := range flags {
+		if f = strings.TrimSpace(f); f != "" {
+			cmd += " " + f
+		}
+	}
+	return cmd
 }
 
 // FaultsBefore returns the faults applied up to the failure.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/coverage"
+	"github.com/seedfall/seedfall/internal/engineapi"
 	"github.com/seedfall/seedfall/internal/worker"
 )
 
@@ -144,7 +145,7 @@ func NewPool(sim *engine.Sim, workers int, exe string) (*worker.Pool, error) {
 		}
 	}
 	cfg := sim.Config()
-	args := []string{"worker", "-c", cfg.Path, "-wasm", strings.Join(sim.WasmPaths(), ",")}
+	args := []string{"worker", "-c", cfg.Path, "-wasm", strings.Join(engineapi.WasmPaths(sim), ",")}
 	return worker.NewPool(cfg, worker.Options{
 		Workers: workers,
 		Command: func() *exec.Cmd {

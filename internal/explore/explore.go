@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/engineapi"
 )
 
 // Options tune an exploration.
@@ -97,7 +98,7 @@ func Explore(ctx context.Context, opt Options) ([]Run, *State, error) {
 	env.Seen = func(f string) bool { return st.Features[f] > 0 }
 	if opt.Sim != nil {
 		sim := opt.Sim
-		env.Generate = func(seed uint64, from int64) []engine.Fault { return sim.GeneratePlan(seed, from).Faults }
+		env.Generate = func(seed uint64, from int64) []engine.Fault { return engineapi.GeneratePlan(sim, seed, from).Faults }
 		env.RestartNS = int64(sim.Config().Faults.RestartDelay)
 	}
 	var runs []Run

@@ -11,9 +11,9 @@
 // nodes' exit reasons and what they print (recovery lines) after a restart — plus the
 // coverage units of Result.Coverage when the run collected coverage.
 //
-// It drives the engine only through its public API (Sim.Run with a plan, GeneratePlan,
-// RenumberFaults, the Result); it never reaches into a run, and its own randomness is
-// one stream seeded by -seed, so an exploration is reproducible.
+// It drives the engine only through its public API (Sim.Run with a plan, the Result)
+// and internal/engineapi (GeneratePlan, RenumberFaults); it never reaches into a run, and
+// its own randomness is one stream seeded by -seed, so an exploration is reproducible.
 package explore
 
 import (

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/engineapi"
 )
 
 // Entry is a corpus run: a seed, the faults it applied (a plan that replays it), and
@@ -74,7 +75,7 @@ func crashNeighbour(r *rand.Rand, e *Entry, env *Env) (uint64, []engine.Fault, b
 		f.DiskOp++
 	}
 	f.Where = ""
-	return e.Seed, engine.RenumberFaults(fs), true
+	return e.Seed, engineapi.RenumberFaults(fs), true
 }
 
 // crashAtOp pins a new crash to one of the run's disk ops, preferring ops of a class
@@ -164,7 +165,7 @@ func crashAt(r *rand.Rand, e *Entry, env *Env, op DiskOp) []engine.Fault {
 		}
 		fs = append(fs, g)
 	}
-	return engine.RenumberFaults(insert(fs, f))
+	return engineapi.RenumberFaults(insert(fs, f))
 }
 
 // addFault adds one fault drawn from the config's rates at a random time of the run.
@@ -177,7 +178,7 @@ func addFault(r *rand.Rand, e *Entry, env *Env) (uint64, []engine.Fault, bool) {
 	if len(gen) == 0 {
 		return 0, nil, false
 	}
-	return e.Seed, engine.RenumberFaults(insert(clone(e.Faults), gen[0])), true
+	return e.Seed, engineapi.RenumberFaults(insert(clone(e.Faults), gen[0])), true
 }
 
 // dropFault removes one fault.
@@ -187,7 +188,7 @@ func dropFault(r *rand.Rand, e *Entry, env *Env) (uint64, []engine.Fault, bool) 
 	}
 	i := r.IntN(len(e.Faults))
 	fs := append(clone(e.Faults[:i]), e.Faults[i+1:]...)
-	return e.Seed, engine.RenumberFaults(fs), true
+	return e.Seed, engineapi.RenumberFaults(fs), true
 }
 
 // shiftFault moves a fault that fires by time earlier or later, by up to half its time
@@ -207,7 +208,7 @@ func shiftFault(r *rand.Rand, e *Entry, env *Env) (uint64, []engine.Fault, bool)
 		f.DiskOp, f.Incarnation, f.ArmedNS, f.StreamNS, f.Where = 0, 0, 0, 0, ""
 	}
 	fs = append(fs[:i], fs[i+1:]...)
-	return e.Seed, engine.RenumberFaults(insert(fs, f)), true
+	return e.Seed, engineapi.RenumberFaults(insert(fs, f)), true
 }
 
 // reshapePartition widens, narrows or moves a partition, or turns it one-way or back.
@@ -260,7 +261,7 @@ func newFuture(r *rand.Rand, e *Entry, env *Env) (uint64, []engine.Fault, bool) 
 	}
 	fs = append(fs, env.Generate(r.Uint64(), cut)...)
 	sort.SliceStable(fs, func(i, j int) bool { return fs[i].AtNS < fs[j].AtNS })
-	return e.Seed, engine.RenumberFaults(fs), true
+	return e.Seed, engineapi.RenumberFaults(fs), true
 }
 
 // reseed runs the parent's plan under another seed: the same faults, another

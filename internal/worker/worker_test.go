@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/engineapi"
 )
 
 // TestMain lets the test binary stand in for `seedfall worker`: with
@@ -204,7 +205,7 @@ func spinPool(t *testing.T, stall bool) *Pool {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sim.Close() })
-	env := append(os.Environ(), "SEEDFALL_WORKER_TEST_CONFIG="+path, "SEEDFALL_WORKER_TEST_WASM="+strings.Join(sim.WasmPaths(), ","))
+	env := append(os.Environ(), "SEEDFALL_WORKER_TEST_CONFIG="+path, "SEEDFALL_WORKER_TEST_WASM="+strings.Join(engineapi.WasmPaths(sim), ","))
 	if stall {
 		env = append(env, "SEEDFALL_WORKER_TEST_STALL=1")
 	}

@@ -1,0 +1,36 @@
+package engine
+
+import (
+	"github.com/seedfall/seedfall/engine/internal/build"
+	"github.com/seedfall/seedfall/internal/enginehook"
+)
+
+// What seedfall's own commands need from the engine and an embedder does not; they
+// reach it through internal/engineapi. The explorer (internal/explore) needs fault plans
+// drawn from the config's rates for a window of virtual time, and the renumbering of
+// faults pinned to disk ops after a plan was edited: both are the functions the engine
+// itself uses (a run without a plan, cause's re-randomized futures, shrink), so an
+// edited plan means what the engine means by it. Worker processes need the built
+// modules, the CLI the build counts, the coverage profile and the mutation operators'
+// names for checking its flags before a run.
+func init() {
+	enginehook.GeneratePlan = func(s *Sim, seed uint64, from int64) *FaultPlan { return s.generatePlan(seed, from) }
+	enginehook.RenumberFaults = renumber
+	enginehook.WasmPaths = func(s *Sim) []string { return s.wasmPaths }
+	enginehook.WriteCoverageProfile = writeCoverageProfile
+	enginehook.BuildCounts = build.Counts
+	enginehook.MutationNames = mutationNames
+	enginehook.CheckMutation = checkMutation
+}
+
+// generatePlan draws the faults the config's rates give for virtual times in
+// (from, horizon], from the plan stream of seed: the same draw as a run of that seed
+// without a plan (from 0) or as cause's re-randomized future after moment from. It is a
+// pure function of the config, seed and from.
+func (s *Sim) generatePlan(seed uint64, from int64) *FaultPlan {
+	var nodes []*node
+	for i, nc := range s.cfg.AllNodes() {
+		nodes = append(nodes, &node{idx: i, name: nc.Name, cfg: nc, workload: i == len(s.cfg.Nodes)})
+	}
+	return generatePlan(s.cfg, seed, from, nodes)
+}

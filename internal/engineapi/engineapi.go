@@ -1,0 +1,58 @@
+// Package engineapi is the part of the engine that seedfall's own commands, workers and
+// explorer use and an embedder does not: plan generation and renumbering, the built
+// modules and build counts, the coverage profile, the mutation operators' names, and the
+// provenance helpers that saving and replaying plans need. Keeping them here keeps
+// engine's public API to what an embedder needs (engine/api_test.go counts it).
+//
+// The functions that need the engine's insides come from internal/enginehook, which
+// engine fills in its init; this package gives them their types.
+package engineapi
+
+import (
+	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/enginehook"
+)
+
+// GeneratePlan draws the faults the config's rates give for virtual times in
+// (from, horizon], from the plan stream of seed: the same draw as a run of that seed
+// without a plan (from 0) or as cause's re-randomized future after moment from. It is a
+// pure function of the config, seed and from.
+func GeneratePlan(s *engine.Sim, seed uint64, from int64) *engine.FaultPlan {
+	return enginehook.GeneratePlan.(func(*engine.Sim, uint64, int64) *engine.FaultPlan)(s, seed, from)
+}
+
+// RenumberFaults returns fs with the incarnation of each fault pinned to a disk op made
+// consistent with the crashes before it: a node's k-th life comes after k-1 crashes
+// that restart it. Shrink does this after dropping faults; an explorer after adding,
+// dropping or moving them.
+func RenumberFaults(fs []engine.Fault) []engine.Fault {
+	return enginehook.RenumberFaults.(func([]engine.Fault) []engine.Fault)(fs)
+}
+
+// WasmPaths are s's built modules, one per node in AllNodes order, then the old build of
+// each node with an upgrade: what a worker process is given (PrepareOptions.Wasm) so it
+// need not build them again.
+func WasmPaths(s *engine.Sim) []string {
+	return enginehook.WasmPaths.(func(*engine.Sim) []string)(s)
+}
+
+// WriteCoverageProfile writes dir/profile.out (engine.CoverageProfileName): the
+// coverage data in dir as `go tool covdata textfmt` prints it, with every file named by
+// its absolute path on this machine, so that `go tool cover -func` and `-html` read it
+// from any directory. A file that a node's patches edit is named by a copy of the
+// patched source, written under dir/src/. It returns the profile's path.
+func WriteCoverageProfile(dir string, cfg *engine.Config) (string, error) {
+	return enginehook.WriteCoverageProfile.(func(string, *engine.Config) (string, error))(dir, cfg)
+}
+
+// BuildCounts returns how many node builds in this process ran go build and how many
+// found their output unchanged.
+func BuildCounts() (ran, skipped int64) { return enginehook.BuildCounts() }
+
+// MutationNames lists the OS-level mutation operators (engine.MutFsyncNoop, …).
+func MutationNames() []string { return enginehook.MutationNames() }
+
+// CheckMutation returns an error naming the known operators when m is not one of them
+// (or a call-site mutation, engine.MutSitePrefix followed by a location). "" is no
+// mutation. Run makes the same check; the CLI makes it first, to fail before building.
+func CheckMutation(m string) error { return enginehook.CheckMutation(m) }

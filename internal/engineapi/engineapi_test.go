@@ -1,0 +1,32 @@
+package engineapi_test
+
+import (
+	"testing"
+
+	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/enginehook"
+)
+
+// TestHooksSet: engine fills every hook with the type this package asserts, so a hook
+// renamed or retyped on one side fails here rather than as a panic in a command.
+func TestHooksSet(t *testing.T) {
+	var _ *engine.Sim // engine's init has run: this package imports it
+	for name, ok := range map[string]bool{
+		"GeneratePlan":         is[func(*engine.Sim, uint64, int64) *engine.FaultPlan](enginehook.GeneratePlan),
+		"RenumberFaults":       is[func([]engine.Fault) []engine.Fault](enginehook.RenumberFaults),
+		"WasmPaths":            is[func(*engine.Sim) []string](enginehook.WasmPaths),
+		"WriteCoverageProfile": is[func(string, *engine.Config) (string, error)](enginehook.WriteCoverageProfile),
+		"BuildCounts":          enginehook.BuildCounts != nil,
+		"MutationNames":        enginehook.MutationNames != nil,
+		"CheckMutation":        enginehook.CheckMutation != nil,
+	} {
+		if !ok {
+			t.Errorf("enginehook.%s is not set, or not of the type engineapi asserts", name)
+		}
+	}
+	if is[func() int](enginehook.WasmPaths) {
+		t.Error("negative control: a hook matched the wrong type")
+	}
+}
+
+func is[T any](v any) bool { _, ok := v.(T); return ok }
