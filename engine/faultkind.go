@@ -74,6 +74,9 @@ func kindTable() []*kindSpec {
 					if f.Where != "" {
 						fmt.Fprintf(b, " (%s)", f.Where)
 					}
+					if len(f.CrashState) > 0 {
+						fmt.Fprintf(b, " state %s", formatState(f.CrashState))
+					}
 				}
 				if f.RestartNS > 0 {
 					fmt.Fprintf(b, ", restart at %s", formatDuration(f.AtNS+f.RestartNS))
@@ -89,11 +92,26 @@ func kindTable() []*kindSpec {
 				return -1 // down until something restarts it
 			},
 			restarts: func(f Fault) bool { return f.RestartNS > 0 },
+			check: func(f Fault) error {
+				if len(f.CrashState) == 0 {
+					return nil
+				}
+				if f.DiskOp <= 0 || f.MidOp {
+					return fmt.Errorf("crash_state needs a crash pinned to a disk op (disk_op > 0, no mid_op)")
+				}
+				for i, v := range f.CrashState {
+					if v < 0 {
+						return fmt.Errorf("crash_state[%d] is %d: choices are 0 or more", i, v)
+					}
+				}
+				return nil
+			},
 			simplify: func(f Fault) []Fault {
 				var out []Fault
 				if f.DiskOp > 0 {
 					g := f // an idle crash instead of one during a disk op
 					g.DiskOp, g.Incarnation, g.Where, g.MidOp, g.ArmedNS, g.StreamNS = 0, 0, "", false, 0, 0
+					g.CrashState = nil
 					out = append(out, g)
 				}
 				if f.Build == BuildNew {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"sort"
 	"strings"
 	"time"
@@ -122,7 +121,7 @@ func (inc *incarnation) RandUint64() uint64 { return inc.rand.Uint64() }
 func (inc *incarnation) Disk() *disk.FS { return inc.node.disk }
 
 // CrashStream is the random stream of the crash during the current disk op.
-func (inc *incarnation) CrashStream() *rand.Rand { return inc.crashStream() }
+func (inc *incarnation) CrashStream() disk.Chooser { return inc.crashStream() }
 
 // MaybeApply applies fn, or not, by a draw from the crash's stream.
 func (inc *incarnation) MaybeApply(fn func()) { inc.maybeApply(fn) }

@@ -467,7 +467,7 @@ func (h *Process) sync(fd uint32, dataOnly bool) uint32 {
 	op := h.p.BeginDiskOp(name, match, []string{e.path}, "")
 	fail, skip := h.p.SyncFaults(op, match, e.path, e.kind == fdDir, dataOnly)
 	if op.Crash {
-		if h.p.CrashStream().IntN(2) == 0 {
+		if disk.Pick(h.p.CrashStream(), disk.Decision{Kind: disk.InflightApply, N: 2}) == 0 {
 			h.p.Disk().Sync(e.ino, dataOnly, fail)
 		}
 		h.p.CrashNow(op, "")

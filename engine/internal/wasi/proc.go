@@ -1,7 +1,6 @@
 package wasi
 
 import (
-	"math/rand/v2"
 
 	"github.com/tetratelabs/wazero/api"
 
@@ -79,7 +78,7 @@ type Proc interface {
 	// CrashNow records op's crash (partial says what of it landed) and stops the guest.
 	CrashNow(op DiskOp, partial string)
 	// CrashStream is the random stream of the crash of the current op: what lands.
-	CrashStream() *rand.Rand
+	CrashStream() disk.Chooser
 	// MaybeApply applies a namespace op a crash interrupts, or not, by a CrashStream draw.
 	MaybeApply(fn func())
 	// TornWrites reports whether a crash may land part of a write (faults.torn_writes).
