@@ -1,7 +1,6 @@
 package wasi
 
 import (
-
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/seedfall/seedfall/engine/internal/disk"
