@@ -118,8 +118,15 @@ func CrashStatePlan(seed uint64, p CrashPoint, st CrashState, restartNS, recheck
 	return plan
 }
 
-// observe is called before disk op op.N of inc runs.
-func (p *crashProbe) observe(inc *incarnation, n int64, what string) {
+// inflightWrite is a write about to begin: what a crash during it may tear.
+type inflightWrite struct {
+	ino  disk.Ino
+	off  int64
+	data []byte
+}
+
+// observe is called before disk op n of inc runs; wr is the op when it is a write.
+func (p *crashProbe) observe(inc *incarnation, n int64, what string, wr *inflightWrite) {
 	if inc.node.name != p.opt.Node || (p.opt.FromOp > 0 && n < p.opt.FromOp) || (p.opt.ToOp > 0 && n > p.opt.ToOp) {
 		return
 	}
@@ -147,6 +154,39 @@ func (p *crashProbe) observe(inc *incarnation, n int64, what string) {
 		// The first choice is the op in flight's: 0, nothing of it lands.
 		pt.States = append(pt.States, CrashState{Kind: c.kind, State: append([]int{0}, d.state...), Image: img})
 	}
+	// A crash during the write: every pending op kept and the write landed up to one of
+	// its tear points (the later ops' states cover the rest of what it can leave).
+	if wr != nil && p.torn && !pt.Bounded {
+		unit := fs.TearUnit()
+		first := (wr.off/unit+1)*unit - wr.off
+		cuts := 0
+		if first < int64(len(wr.data)) {
+			cuts = int((int64(len(wr.data))-1-first)/unit) + 1
+		}
+		for _, i := range tearPoints(cuts) {
+			if len(pt.States) >= p.opt.MaxStates || pt.Candidates >= limit {
+				pt.Bounded = true
+				break
+			}
+			pt.Candidates++
+			cl := fs.Clone()
+			m := int(first + unit*int64(i))
+			if _, err := cl.WriteAtPartial(wr.ino, wr.data, wr.off, m); err != nil {
+				cl.Discard()
+				continue
+			}
+			d := &policyChooser{c: candidate{all: true}}
+			cl.Crash(d, p.torn)
+			img := cl.DurableImage()
+			cl.Discard()
+			if seen[img] {
+				continue
+			}
+			seen[img] = true
+			pt.States = append(pt.States, CrashState{Kind: fmt.Sprintf("all + in flight torn at %d/%d (%d of %d bytes)", i+1, cuts, m, len(wr.data)),
+				State: append([]int{i + 1}, d.state...), Image: img})
+		}
+	}
 	p.points = append(p.points, pt)
 }
 
@@ -154,6 +194,7 @@ func (p *crashProbe) observe(inc *incarnation, n int64, what string) {
 type candidate struct {
 	kind string
 	keep map[uint64]bool
+	all  bool   // every pending op persists, including any added after keep was made
 	tear uint64 // the Seq of the op torn (0: none)
 	cut  int    // which tear point, as an index among the write's tear points
 }
@@ -223,6 +264,8 @@ func candidates(pend []disk.PendingOp, torn bool) []candidate {
 	return out
 }
 
+func (c candidate) kept(seq uint64) bool { return c.all || c.keep[seq] }
+
 // tearPoints picks which of cuts tear points to try.
 func tearPoints(cuts int) []int {
 	if cuts <= tearSamples {
@@ -248,20 +291,20 @@ func (p *policyChooser) Decide(d disk.Decision) int {
 	switch d.Kind {
 	case disk.NsPrefix:
 		for _, s := range d.Seqs {
-			if !p.c.keep[s] {
+			if !p.c.kept(s) {
 				break
 			}
 			v++
 		}
 	case disk.Truncate:
-		if !p.c.keep[d.Seq] {
+		if !p.c.kept(d.Seq) {
 			v = 1
 		}
 	case disk.Write:
 		switch {
 		case d.Seq == p.c.tear && d.N == 3:
 			v = 2
-		case !p.c.keep[d.Seq]:
+		case !p.c.kept(d.Seq):
 			v = 1
 		}
 	case disk.TearCut:

@@ -28,7 +28,8 @@ func (inc *incarnation) BeginDiskOp(kind, match string, paths []string, detail s
 	what += at(inc)
 	op := wasi.DiskOp{N: inc.diskOps, What: what}
 	if p := inc.w.opt.probe; p != nil {
-		p.observe(inc, op.N, what)
+		p.observe(inc, op.N, what, inc.inflight)
+		inc.inflight = nil
 	}
 	inc.opWhat = what
 	// A crash pinned to this op always fires; one armed by time fires in the first op

@@ -170,7 +170,8 @@ type incarnation struct {
 	mod      api.Module
 
 	opWhat       string
-	crashRng     disk.Chooser // the stream of the crash during the current disk op
+	inflight     *inflightWrite // the write about to begin (crash-state probe only)
+	crashRng     disk.Chooser   // the stream of the crash during the current disk op
 	failNextSync bool
 	eioFault     *Fault
 	cov          *incCoverage // where the guest's coverage counters are, if built with coverage

@@ -123,8 +123,8 @@ func printCrashes(w io.Writer, rep *cli.CrashesReport) {
 			continue
 		}
 		vuln++
-		fmt.Fprintf(w, "VULNERABLE %s: %d of %d states fail (ops %s)\n", s.Site, s.Failing, s.States, opList(s.Ops))
-		fmt.Fprintf(w, "  first: crash before disk op #%d, state %s: %s\n", s.Op, s.Kind, s.Reason)
+		fmt.Fprintf(w, "VULNERABLE %s: %d of %d states fail (disk ops %s)\n", s.Site, s.Failing, s.States, opList(s.Ops))
+		fmt.Fprintf(w, "  first: crash at disk op #%d of %s#%d, state %s: %s\n", s.Op, rep.Node, s.Incarnation, s.Kind, s.Reason)
 		fmt.Fprintf(w, "  replay: %s\n", s.Replay)
 		if s.Shrunk != "" {
 			fmt.Fprintf(w, "  shrunk: seedfall replay -c %s -seed %d -faults %s\n", rep.Config, rep.Seed, s.Shrunk)
@@ -137,14 +137,15 @@ func printCrashes(w io.Writer, rep *cli.CrashesReport) {
 		plural(len(rep.Sites), "site", "sites"), rep.Failing, rep.States, (time.Duration(rep.Secs * 1e9)).Round(time.Second))
 }
 
-func opList(ops []int64) string {
+// opList is "#5/1,#7/1,+3 more": disk op 5 of incarnation 1, and so on.
+func opList(ops []string) string {
 	var ss []string
 	for i, o := range ops {
 		if i == 8 {
 			ss = append(ss, fmt.Sprintf("+%d more", len(ops)-8))
 			break
 		}
-		ss = append(ss, "#"+strconv.FormatInt(o, 10))
+		ss = append(ss, "#"+o)
 	}
 	return strings.Join(ss, ",")
 }

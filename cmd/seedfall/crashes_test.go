@@ -29,7 +29,7 @@ func TestCrashesKvlog(t *testing.T) {
 		if r, ok := strings.CutPrefix(l, "  replay: seedfall "); ok && replay == "" {
 			replay = r
 		}
-		if _, r, ok := strings.Cut(l, "  first: crash before disk op #"); ok && reason == "" {
+		if _, r, ok := strings.Cut(l, "  first: crash at disk op #"); ok && reason == "" {
 			_, reason, _ = strings.Cut(r, ": ")
 		}
 	}

@@ -69,18 +69,20 @@ type CrashesReport struct {
 // Site is one call site (the file:line of the disk op the crash came before) with the
 // states there that failed the workload's checks.
 type Site struct {
-	Site    string  `json:"site"`
-	Ops     []int64 `json:"ops"`
-	States  int     `json:"states"`  // states run at this site
-	Failing int     `json:"failing"` // of them, failed
-	// First is the first failing state: its op, kind, reason and plan.
-	Op        int64  `json:"op"`
-	Kind      string `json:"kind"`
-	Reason    string `json:"reason"`
-	Plan      string `json:"plan"`
-	Replay    string `json:"replay"`
-	Shrunk    string `json:"shrunk,omitempty"`
-	Signature string `json:"signature,omitempty"`
+	Site string `json:"site"`
+	// Ops are the disk ops at the site, "N/I": op N of the node's incarnation I.
+	Ops     []string `json:"ops"`
+	States  int      `json:"states"`  // states run at this site
+	Failing int      `json:"failing"` // of them, failed
+	// First is the first failing state: its op and incarnation, kind, reason and plan.
+	Op          int64  `json:"op"`
+	Incarnation int    `json:"incarnation"`
+	Kind        string `json:"kind"`
+	Reason      string `json:"reason"`
+	Plan        string `json:"plan"`
+	Replay      string `json:"replay"`
+	Shrunk      string `json:"shrunk,omitempty"`
+	Signature   string `json:"signature,omitempty"`
 }
 
 // CrashBound describes the candidate family for the report (docs/crashes.md).
@@ -223,8 +225,8 @@ func RunCrashes(ctx context.Context, sp CrashesSpec) (*CrashesReport, error) {
 			s = &Site{Site: name}
 			sites[name] = s
 		}
-		if !slices.Contains(s.Ops, j.pt.DiskOp) {
-			s.Ops = append(s.Ops, j.pt.DiskOp)
+		if op := fmt.Sprintf("%d/%d", j.pt.DiskOp, j.pt.Incarnation); !slices.Contains(s.Ops, op) {
+			s.Ops = append(s.Ops, op)
 		}
 		s.States++
 		r := j.res
@@ -240,12 +242,12 @@ func RunCrashes(ctx context.Context, sp CrashesSpec) (*CrashesReport, error) {
 		if s.Failing > 1 {
 			continue
 		}
-		s.Op, s.Kind = j.pt.DiskOp, j.st.Kind
+		s.Op, s.Incarnation, s.Kind = j.pt.DiskOp, j.pt.Incarnation, j.st.Kind
 		if r.Failure != nil {
 			s.Reason, s.Signature = r.Failure.Reason, r.Failure.Signature
 		}
 		if sp.OutDir != "" {
-			s.Plan = filepath.Join(sp.OutDir, fmt.Sprintf("seed-%d.op-%d.state-%d.faults.json", sp.Seed, j.pt.DiskOp, i))
+			s.Plan = filepath.Join(sp.OutDir, fmt.Sprintf("seed-%d.inc-%d.op-%d.state-%d.faults.json", sp.Seed, j.pt.Incarnation, j.pt.DiskOp, i))
 			if err := SavePlan(s.Plan, j.plan); err != nil {
 				return nil, fmt.Errorf("save plan: %w", err)
 			}

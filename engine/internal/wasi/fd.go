@@ -295,6 +295,7 @@ func (h *Process) writev(m api.Memory, fd, iovs, n, nwrittenPtr uint32, at int64
 			}
 			off = st.Size
 		}
+		h.p.InflightWrite(e.ino, off, data)
 		op := h.beginDiskOp("write", e.path, fmt.Sprintf("@%d+%d", off, len(data)))
 		if op.Crash {
 			// The write lands up to a sector boundary (faults.tear_unit), or not at all.

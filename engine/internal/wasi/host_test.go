@@ -57,6 +57,8 @@ func (p *fakeProc) BeginDiskOp(kind, match string, paths []string, detail string
 	return DiskOp{N: p.ops, What: what, Crash: p.ops == p.crashAt}
 }
 
+func (p *fakeProc) InflightWrite(disk.Ino, int64, []byte) {}
+
 func (p *fakeProc) MaybeApply(fn func()) {
 	p.log = append(p.log, fmt.Sprintf("maybe-apply %v", p.land))
 	if p.land {

@@ -80,6 +80,9 @@ type Proc interface {
 	CrashStream() disk.Chooser
 	// MaybeApply applies a namespace op a crash interrupts, or not, by a CrashStream draw.
 	MaybeApply(fn func())
+	// InflightWrite tells the process, just before BeginDiskOp of a write, what the
+	// write is: seedfall crashes tears it at each tear point on a copy of the disk.
+	InflightWrite(ino disk.Ino, off int64, data []byte)
 	// TornWrites reports whether a crash may land part of a write (faults.torn_writes).
 	TornWrites() bool
 	// SyncFaults decides for an fsync (op, on path; dir: of a directory) whether it fails
