@@ -98,6 +98,16 @@ func TestCrashesNegativeControl(t *testing.T) {
 		t.Fatalf("replay: %s %+v, want %q", again.Verdict, again.Failure, f.r.Failure.Reason)
 	}
 
+	// A state that does not fit the disk it meets says so in the trace.
+	odd := *f.plan
+	odd.Faults = append([]engine.Fault{}, f.plan.Faults...)
+	c := &odd.Faults[len(odd.Faults)-2]
+	c.CrashState = append(append([]int{}, c.CrashState...), 0)
+	r := bad.Run(context.Background(), 1, engine.RunOptions{Plan: &odd, Trace: true})
+	if !strings.Contains(strings.Join(r.Trace, "\n"), "(state does not fit this disk: 1 choices unused)") {
+		t.Fatalf("a state with one choice too many replayed without a word")
+	}
+
 	// A random sweep of 30 seeds, a crash in every one, finds nothing.
 	crashed := 0
 	for seed := uint64(1); seed <= 30; seed++ {
