@@ -24,6 +24,9 @@ type CrashStatesOptions struct {
 	FromOp, ToOp int64
 	// MaxStates bounds the distinct states kept per op (0: DefaultMaxStates).
 	MaxStates int
+	// Plan, when set, is the run's fault plan in place of the seed's own (explore's
+	// corpus runs).
+	Plan *FaultPlan
 }
 
 // DefaultMaxStates is the distinct crash states kept per disk op by default.
@@ -86,7 +89,7 @@ func (s *Sim) CrashPoints(ctx context.Context, seed uint64, opt CrashStatesOptio
 		opt.MaxStates = DefaultMaxStates
 	}
 	p := &crashProbe{opt: opt, torn: s.cfg.Faults.TornWrites}
-	ro := runOptions{wallBudget: time.Duration(s.cfg.Watchdog), probe: p}
+	ro := runOptions{wallBudget: time.Duration(s.cfg.Watchdog), probe: p, plan: opt.Plan}
 	w := newWorld(s, seed, ro)
 	r := w.runProfiled(ctx)
 	return p.points, r, nil

@@ -70,3 +70,25 @@ func TestCrashesUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestExploreCrashesStage: explore's -crashes stage runs the crash states of its first
+// corpus run, reports them in its JSON summary and fails on a vulnerable site.
+func TestExploreCrashesStage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an exploration and a crash-state search")
+	}
+	code, stdout, stderr := runCLI(t, "explore", "-c", kvlogBuggy, "-runs", "1", "-crashes", "1", "-workers", "2", "-plans", t.TempDir(), "-json", "-q")
+	var sum struct {
+		Crashes []struct {
+			Seed            uint64
+			States, Failing int
+		}
+		CrashFailing int `json:"crash_failing"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatalf("-json: %v\n%s\n%s", err, stdout, stderr)
+	}
+	if code != exitFail || len(sum.Crashes) != 1 || sum.Crashes[0].States == 0 || sum.CrashFailing == 0 || sum.CrashFailing != sum.Crashes[0].Failing {
+		t.Fatalf("exit %d, %+v\n%s", code, sum, stderr)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/worker"
 )
 
 // CrashesSpec is what `seedfall crashes` needs (docs/crashes.md).
@@ -42,6 +43,8 @@ type CrashesSpec struct {
 	Progress io.Writer
 	// Executable is the seedfall binary for worker processes (default: this one).
 	Executable string
+	// Pool runs the states (nil: start one for this call unless InProc).
+	Pool *worker.Pool
 }
 
 // CrashesReport is the outcome of `seedfall crashes`.
@@ -173,7 +176,9 @@ func RunCrashes(ctx context.Context, sp CrashesSpec) (*CrashesReport, error) {
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
-	if !sp.InProc {
+	if sp.Pool != nil {
+		run = sp.Pool.Run
+	} else if !sp.InProc {
 		pool, err := NewPool(sp.Sim, workers, sp.Executable)
 		if err != nil {
 			return nil, err
