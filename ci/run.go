@@ -29,6 +29,9 @@ type Engine interface {
 	Shrink(ctx context.Context, configPath string, r engine.Result, budget time.Duration) (minimal []engine.Fault, note string, err error)
 	// Mutate runs durability mutation testing (`seedfall mutate`) over seeds per mutant.
 	Mutate(ctx context.Context, configPath string, seeds []uint64) (*Mutation, error)
+	// Crashes runs `seedfall crashes` on seed, saving failing plans under outDir, and
+	// returns the vulnerable call sites.
+	Crashes(ctx context.Context, configPath string, seed uint64, outDir string) ([]CrashSite, error)
 }
 
 // Exit codes of Run, as for every seedfall command.
@@ -182,12 +185,16 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	fixed := label(groups, base, results)
 	r.shrink(ctx, groups)
 	mut := r.mutate(ctx, mode, results)
+	vulnerable := r.crashes(ctx, mode)
 
 	data := r.buildData(results, groups, fixed, base, mut)
 	if err := writeFiles(r.in.Out, data, results, groups); err != nil {
 		return 0, err
 	}
 	code := exitCode(r.in.FailOn, data.Summary)
+	if vulnerable > 0 && r.in.FailOn != FailOnNever {
+		code = ExitFailure
+	}
 
 	if r.in.Rendering == "" {
 		// `seedfall report` renders files for a person at a terminal: no workflow

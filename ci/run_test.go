@@ -36,6 +36,9 @@ type fakeEngine struct {
 	mutation  *Mutation
 	mutateErr error
 	mutated   []int
+	// crashSites are what Crashes returns per seed; crashed lists its calls' seeds.
+	crashSites map[uint64][]CrashSite
+	crashed    []uint64
 }
 
 func (e *fakeEngine) result(seed uint64) engine.Result {
