@@ -39,7 +39,7 @@ func TestCrashesKvlog(t *testing.T) {
 		t.Fatalf("%s: exit %d, want the failure %q\n%s\n%s", replay, code, reason, rout, rerr)
 	}
 
-	code, stdout, stderr = runCLI(t, "crashes", "-c", kvlogFixed, "-seed", "1", "-ops", "1-12", "-workers", "2", "-out", t.TempDir(), "-json")
+	code, stdout, stderr = runCLI(t, "crashes", "-c", kvlogFixed, "-seed", "1", "-ops", "1-8", "-workers", "2", "-out", t.TempDir(), "-json")
 	var rep struct {
 		Ops, States, Failing int
 		Sites                []struct{ Site string }
@@ -47,7 +47,7 @@ func TestCrashesKvlog(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("-json: %v\n%s\n%s", err, stdout, stderr)
 	}
-	if code != exitPass || rep.Failing != 0 || rep.States < rep.Ops || rep.Ops < 12 {
+	if code != exitPass || rep.Failing != 0 || rep.States < rep.Ops || rep.Ops < 8 {
 		t.Fatalf("fixed: exit %d, %+v\n%s", code, rep, stderr)
 	}
 }
