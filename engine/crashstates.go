@@ -106,17 +106,17 @@ func (s *Sim) hasNode(name string) bool {
 
 // CrashStatePlan is the plan that replays state st at point p: the seed's own faults
 // applied before the op, and the crash, restarting after restartNS. When recheckNS > 0 a
-// process kill follows recheckNS after the restart (restarting after restartNS): many
-// recovery bugs (a torn tail written past, a repair not synced) lose data only at the
-// restart after the one that recovered, and a kill keeps the page cache, so it adds no
-// loss of its own.
+// second power loss follows recheckNS after the restart (restarting after restartNS), in
+// one fixed state, every pending op lost (crash_state [0]): many recovery bugs (a torn
+// tail written past, a repair not synced) lose data only at the restart after the one
+// that recovered, and losing what was never synced is what any correct system survives.
 func CrashStatePlan(seed uint64, p CrashPoint, st CrashState, restartNS, recheckNS int64) *FaultPlan {
 	plan := &FaultPlan{Seed: seed, Faults: append([]Fault{}, p.Before...)}
 	plan.Faults = append(plan.Faults, Fault{AtNS: p.AtNS, Kind: FaultCrash, Node: p.Node,
 		DiskOp: p.DiskOp, Incarnation: p.Incarnation, RestartNS: restartNS, Where: p.Where,
 		CrashState: append([]int{}, st.State...)})
 	if recheckNS > 0 {
-		plan.Faults = append(plan.Faults, Fault{AtNS: p.AtNS + restartNS + recheckNS, Kind: FaultKill, Node: p.Node, RestartNS: restartNS})
+		plan.Faults = append(plan.Faults, Fault{AtNS: p.AtNS + restartNS + recheckNS, Kind: FaultCrash, Node: p.Node, RestartNS: restartNS, CrashState: []int{0}})
 	}
 	return plan
 }
@@ -326,6 +326,8 @@ type stateChooser struct {
 	state []int
 	i     int
 	bad   []string // choices that did not fit
+	// unstated counts the choices past the end of the state (their ops lost).
+	unstated int
 }
 
 func newStateChooser(state []int) *stateChooser { return &stateChooser{state: state, i: 1} }
@@ -351,8 +353,14 @@ func (s *stateChooser) Decide(d disk.Decision) int {
 		return 1
 	}
 	if s.i >= len(s.state) {
-		s.bad = append(s.bad, fmt.Sprintf("choice %d missing", s.i+1))
+		// A choice the state does not state: the op is lost (an idle crash's [0] loses
+		// everything pending, as a power loss before any writeback does).
 		s.i++
+		s.unstated++
+		switch d.Kind {
+		case disk.Truncate, disk.Write:
+			return 1
+		}
 		return 0
 	}
 	v := s.state[s.i]
@@ -369,10 +377,14 @@ func (s *stateChooser) misfit() string {
 	if s.i < len(s.state) && len(s.state) > 0 {
 		s.bad = append(s.bad, fmt.Sprintf("%d choices unused", len(s.state)-s.i))
 	}
-	if len(s.bad) == 0 {
-		return ""
+	out := ""
+	if s.unstated > 0 {
+		out = fmt.Sprintf(" (%d choices not stated: those ops lost)", s.unstated)
 	}
-	return " (state does not fit this disk: " + strings.Join(s.bad, "; ") + ")"
+	if len(s.bad) == 0 {
+		return out
+	}
+	return out + " (state does not fit this disk: " + strings.Join(s.bad, "; ") + ")"
 }
 
 // formatState renders a crash state compactly: "[0 1 2 0]".

@@ -37,7 +37,7 @@ func crashStates(t *testing.T, s *engine.Sim, seed uint64) (pts []engine.CrashPo
 			line := regexp.MustCompile(`disk crash state \[[0-9,]*\]: image ([0-9a-f]+)(.*)`)
 			found := false
 			for _, l := range r.Trace {
-				if m := line.FindStringSubmatch(l); m != nil {
+				if m := line.FindStringSubmatch(l); m != nil && !found {
 					found = true
 					if m[1] != st.Image || m[2] != "" {
 						t.Fatalf("op %d state %s: replay left image %s%s, the probe %s", p.DiskOp, st.Kind, m[1], m[2], st.Image)
@@ -133,14 +133,17 @@ func TestCrashesNegativeControl(t *testing.T) {
 	}
 }
 
-// TestCrashStateValidation: a crash_state needs a crash pinned to a disk op.
+// TestCrashStateValidation: a crash_state is for a crash pinned to a disk op or an idle
+// one, whose op in flight is none.
 func TestCrashStateValidation(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		f    engine.Fault
 		want string
 	}{
-		{"unpinned", engine.Fault{Kind: engine.FaultCrash, Node: "n", CrashState: []int{0}}, "crash_state needs a crash pinned to a disk op"},
+		{"mid-op", engine.Fault{Kind: engine.FaultCrash, Node: "n", MidOp: true, CrashState: []int{0}}, "not a mid_op one"},
+		{"idle in flight", engine.Fault{Kind: engine.FaultCrash, Node: "n", CrashState: []int{1}}, "an idle crash has no op in flight"},
+		{"idle", engine.Fault{Kind: engine.FaultCrash, Node: "n", CrashState: []int{0}}, ""},
 		{"negative", engine.Fault{Kind: engine.FaultCrash, Node: "n", DiskOp: 3, Incarnation: 1, CrashState: []int{0, -1}}, "crash_state[1] is -1"},
 		{"ok", engine.Fault{Kind: engine.FaultCrash, Node: "n", DiskOp: 3, Incarnation: 1, CrashState: []int{0, 2, 0}}, ""},
 	} {

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+
+	"github.com/seedfall/seedfall/engine/internal/disk"
 	"strings"
 	"time"
 )
@@ -66,7 +68,11 @@ func kindTable() []*kindSpec {
 				inc := n.inc
 				w.tracef("fault", "crash %s (idle)", inc.label)
 				w.kill(inc, deathPower)
-				w.crashed(n, f, w.crashRand(n.name, f.AtNS))
+				var rng disk.Chooser = w.crashRand(n.name, f.AtNS)
+				if len(f.CrashState) > 0 {
+					rng = newStateChooser(f.CrashState)
+				}
+				w.crashed(n, f, rng)
 			},
 			detail: func(b *strings.Builder, f Fault) {
 				if f.DiskOp > 0 {
@@ -74,9 +80,9 @@ func kindTable() []*kindSpec {
 					if f.Where != "" {
 						fmt.Fprintf(b, " (%s)", f.Where)
 					}
-					if len(f.CrashState) > 0 {
-						fmt.Fprintf(b, " state %s", formatState(f.CrashState))
-					}
+				}
+				if len(f.CrashState) > 0 {
+					fmt.Fprintf(b, " state %s", formatState(f.CrashState))
 				}
 				if f.RestartNS > 0 {
 					fmt.Fprintf(b, ", restart at %s", formatDuration(f.AtNS+f.RestartNS))
@@ -96,8 +102,11 @@ func kindTable() []*kindSpec {
 				if len(f.CrashState) == 0 {
 					return nil
 				}
-				if f.DiskOp <= 0 || f.MidOp {
-					return fmt.Errorf("crash_state needs a crash pinned to a disk op (disk_op > 0, no mid_op)")
+				if f.MidOp {
+					return fmt.Errorf("crash_state is for a crash pinned to a disk op (disk_op) or an idle crash, not a mid_op one")
+				}
+				if f.DiskOp <= 0 && f.CrashState[0] != 0 {
+					return fmt.Errorf("crash_state[0] is %d: an idle crash has no op in flight (want 0)", f.CrashState[0])
 				}
 				for i, v := range f.CrashState {
 					if v < 0 {
