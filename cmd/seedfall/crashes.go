@@ -79,7 +79,7 @@ func cmdCrashes(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if rep.Failing > 0 {
 		return exitFail
 	}
-	if rep.Errors > 0 {
+	if rep.Errors > 0 || rep.Partial {
 		return exitUsage
 	}
 	return exitPass
@@ -132,6 +132,9 @@ func printCrashes(w io.Writer, rep *cli.CrashesReport) {
 	}
 	if rep.Errors > 0 {
 		fmt.Fprintf(w, "%s could not be run (errors or watchdog), not counted as vulnerabilities\n", plural(rep.Errors, "state", "states"))
+	}
+	if rep.Partial {
+		fmt.Fprintf(w, "INTERRUPTED: %d of %d states ran; the rest are not counted\n", rep.Ran, rep.States)
 	}
 	fmt.Fprintf(w, "%s at %s, %d of %d states failing, in %s\n", plural(vuln, "vulnerable site", "vulnerable sites"),
 		plural(len(rep.Sites), "site", "sites"), rep.Failing, rep.States, (time.Duration(rep.Secs * 1e9)).Round(time.Second))

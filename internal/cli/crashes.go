@@ -63,6 +63,10 @@ type CrashesReport struct {
 	States     int `json:"states"`
 	BoundedOps int `json:"bounded_ops"`
 	Failing    int `json:"failing"`
+	// Ran is how many states ran; fewer than States when the search was interrupted
+	// (Partial: Ctrl-C, a timeout's SIGINT).
+	Ran     int  `json:"ran"`
+	Partial bool `json:"partial,omitempty"`
 	// Errors counts states the tool could not run (not vulnerabilities).
 	Errors int     `json:"errors"`
 	Sites  []Site  `json:"sites"`
@@ -196,8 +200,9 @@ func RunCrashes(ctx context.Context, sp CrashesSpec) (*CrashesReport, error) {
 		go func() {
 			defer wg.Done()
 			for j := range next {
-				j.res = run(ctx, sp.Seed, engine.RunOptions{Plan: j.plan})
+				res := run(ctx, sp.Seed, engine.RunOptions{Plan: j.plan})
 				mu.Lock()
+				j.res = res
 				done++
 				if j.res.Failed() {
 					failed++
@@ -218,8 +223,16 @@ func RunCrashes(ctx context.Context, sp CrashesSpec) (*CrashesReport, error) {
 	}
 	close(next)
 	wg.Wait()
+	// Interrupted: report the states that ran (Partial), not those cut short.
 	if ctx.Err() != nil {
-		return nil, ctx.Err()
+		rep.Partial = true
+		kept := jobs[:0]
+		for _, j := range jobs {
+			if j.res != nil && !canceled(ctx, j.res) {
+				kept = append(kept, j)
+			}
+		}
+		jobs = kept
 	}
 
 	sites := map[string]*Site{}
@@ -235,6 +248,7 @@ func RunCrashes(ctx context.Context, sp CrashesSpec) (*CrashesReport, error) {
 		}
 		s.States++
 		r := j.res
+		rep.Ran++
 		if r.Verdict == engine.VerdictError || r.Verdict == engine.VerdictWatchdog {
 			rep.Errors++
 			continue
