@@ -66,6 +66,9 @@ type CrashesReport struct {
 	// Ran is how many states ran; fewer than States when the search was interrupted
 	// (Partial: Ctrl-C, a timeout's SIGINT).
 	Ran     int  `json:"ran"`
+	// FirstFailing is the position (1-based, in op order) of the first failing state:
+	// the runs a search in this order needs to find a vulnerability (0: none).
+	FirstFailing int `json:"first_failing,omitempty"`
 	Partial bool `json:"partial,omitempty"`
 	// Errors counts states the tool could not run (not vulnerabilities).
 	Errors int     `json:"errors"`
@@ -257,6 +260,9 @@ func RunCrashes(ctx context.Context, sp CrashesSpec) (*CrashesReport, error) {
 			continue
 		}
 		rep.Failing++
+		if rep.FirstFailing == 0 {
+			rep.FirstFailing = i + 1
+		}
 		s.Failing++
 		if s.Failing > 1 {
 			continue
