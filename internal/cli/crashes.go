@@ -65,11 +65,11 @@ type CrashesReport struct {
 	Failing    int `json:"failing"`
 	// Ran is how many states ran; fewer than States when the search was interrupted
 	// (Partial: Ctrl-C, a timeout's SIGINT).
-	Ran     int  `json:"ran"`
+	Ran int `json:"ran"`
 	// FirstFailing is the position (1-based, in op order) of the first failing state:
 	// the runs a search in this order needs to find a vulnerability (0: none).
-	FirstFailing int `json:"first_failing,omitempty"`
-	Partial bool `json:"partial,omitempty"`
+	FirstFailing int  `json:"first_failing,omitempty"`
+	Partial      bool `json:"partial,omitempty"`
 	// Errors counts states the tool could not run (not vulnerabilities).
 	Errors int     `json:"errors"`
 	Sites  []Site  `json:"sites"`
