@@ -139,27 +139,33 @@ func (p *crashProbe) observe(inc *incarnation, n int64, what string, wr *infligh
 		Before: append([]Fault{}, inc.w.applied...)}
 	seen := map[string]bool{}
 	limit := 8 * p.opt.MaxStates // candidates tried per op, at most
-	for _, c := range candidates(pend, p.torn) {
+	// try crashes a copy of the disk (after prep, if any, changes it) in candidate c and
+	// keeps the state if its image is new; it reports whether the bound allows more.
+	try := func(c candidate, inflight int, kind string, prep func(*disk.FS) error) bool {
 		if len(pt.States) >= p.opt.MaxStates || pt.Candidates >= limit {
 			pt.Bounded = true
-			break
+			return false
 		}
 		pt.Candidates++
 		cl := fs.Clone()
+		defer cl.Discard()
+		if prep != nil && prep(cl) != nil {
+			return true
+		}
 		d := &policyChooser{c: c}
 		cl.Crash(d, p.torn)
 		img := cl.DurableImage()
-		cl.Discard()
-		if seen[img] {
-			continue
+		if !seen[img] {
+			seen[img] = true
+			// The first choice is the op in flight's: 0, nothing of it lands.
+			pt.States = append(pt.States, CrashState{Kind: kind, State: append([]int{inflight}, d.state...), Image: img})
 		}
-		seen[img] = true
-		// The first choice is the op in flight's: 0, nothing of it lands.
-		pt.States = append(pt.States, CrashState{Kind: c.kind, State: append([]int{0}, d.state...), Image: img})
+		return true
 	}
-	// A crash during the write: every pending op kept and the write landed up to one of
-	// its tear points (the later ops' states cover the rest of what it can leave).
-	if wr != nil && p.torn && !pt.Bounded {
+	// A crash during a write: every pending op kept and the write landed up to one of
+	// its tear points (the next op's states cover the rest of what it can leave). These
+	// come first, so that no bound on the pending ops' family crowds them out.
+	if wr != nil && p.torn {
 		unit := fs.TearUnit()
 		first := (wr.off/unit+1)*unit - wr.off
 		cuts := 0
@@ -167,27 +173,19 @@ func (p *crashProbe) observe(inc *incarnation, n int64, what string, wr *infligh
 			cuts = int((int64(len(wr.data))-1-first)/unit) + 1
 		}
 		for _, i := range tearPoints(cuts) {
-			if len(pt.States) >= p.opt.MaxStates || pt.Candidates >= limit {
-				pt.Bounded = true
+			m := int(first + unit*int64(i))
+			kind := fmt.Sprintf("all + in flight torn at %d/%d (%d of %d bytes)", i+1, cuts, m, len(wr.data))
+			if !try(candidate{all: true}, i+1, kind, func(cl *disk.FS) error {
+				_, err := cl.WriteAtPartial(wr.ino, wr.data, wr.off, m)
+				return err
+			}) {
 				break
 			}
-			pt.Candidates++
-			cl := fs.Clone()
-			m := int(first + unit*int64(i))
-			if _, err := cl.WriteAtPartial(wr.ino, wr.data, wr.off, m); err != nil {
-				cl.Discard()
-				continue
-			}
-			d := &policyChooser{c: candidate{all: true}}
-			cl.Crash(d, p.torn)
-			img := cl.DurableImage()
-			cl.Discard()
-			if seen[img] {
-				continue
-			}
-			seen[img] = true
-			pt.States = append(pt.States, CrashState{Kind: fmt.Sprintf("all + in flight torn at %d/%d (%d of %d bytes)", i+1, cuts, m, len(wr.data)),
-				State: append([]int{i + 1}, d.state...), Image: img})
+		}
+	}
+	for _, c := range candidates(pend, p.torn) {
+		if !try(c, 0, c.kind, nil) {
+			break
 		}
 	}
 	p.points = append(p.points, pt)
