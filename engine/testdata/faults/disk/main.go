@@ -30,13 +30,6 @@
 //	spray      (every incarnation) append to /data/wal/seg and /data/meta/m, fsync
 //	           both, fsync /data/wal, rename /data/meta/tmp over /data/meta/cur and
 //	           fsync /data, -n times; fsync errors are printed, not fatal
-//	commit     (every incarnation) check, then run transactions -n times, 20ms
-//	           apart: append "txn NNNN\n" to /data and fsync it, then write NNNN
-//	           over /commit and fsync it. Transaction -unsafe (if >= 0) fsyncs /data
-//	           only after /commit: a crash between the two (or before the /commit
-//	           fsync, keeping /commit and not /data) commits a record that is gone.
-//	           The check exits 1 ("LOST ...") when /commit names more records than
-//	           /data holds. The negative control of seedfall crashes
 package main
 
 import (
@@ -61,7 +54,6 @@ func main() {
 	delay := flag.Duration("delay", 100*time.Millisecond, "wait this long before starting (so a plan can act first)")
 	exits := flag.Int("exits", 1, "failstop: lives that stop on purpose")
 	doPanic := flag.Bool("panic", false, "failstop: panic instead of exit 1")
-	unsafe := flag.Int("unsafe", -1, "commit: the transaction that syncs its data after its commit")
 	flag.Parse()
 	switch *mode {
 	case "failstop":
@@ -69,9 +61,6 @@ func main() {
 		return
 	case "spray":
 		spray(*n)
-		return
-	case "commit":
-		commitLoop(*n, *unsafe)
 		return
 	}
 	if os.Getenv("SEEDFALL_INCARNATION") != "1" {
@@ -346,36 +335,5 @@ func spray(n int) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	fmt.Println("ready")
-	sleepForever()
-}
-
-// commitLoop is the commit mode (see the package doc).
-func commitLoop(n, unsafe int) {
-	last := -1
-	if b, err := os.ReadFile("/commit"); err == nil && len(b) > 0 {
-		fmt.Sscanf(string(b), "%d", &last)
-	}
-	data, _ := os.ReadFile("/data")
-	if recs := bytes.Count(data, []byte("\n")); recs < last+1 {
-		fmt.Printf("LOST commit names txn %d, /data holds %d records\n", last, recs)
-		os.Exit(1)
-	}
-	fmt.Printf("ready at txn %d\n", last)
-	df := must(os.OpenFile("/data", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644))
-	for i := last + 1; i < n; i++ {
-		time.Sleep(20 * time.Millisecond)
-		must(df.Write([]byte(fmt.Sprintf("txn %04d\n", i))))
-		if i != unsafe {
-			try(df.Sync())
-		}
-		cf := must(os.OpenFile("/commit", os.O_CREATE|os.O_WRONLY, 0o644))
-		must(cf.WriteAt([]byte(fmt.Sprintf("%04d", i)), 0))
-		try(cf.Sync())
-		try(cf.Close())
-		if i == unsafe {
-			try(df.Sync()) // THE BUG: the data is synced after the commit that names it
-		}
-	}
-	fmt.Println("done")
 	sleepForever()
 }
