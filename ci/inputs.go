@@ -73,6 +73,9 @@ type Inputs struct {
 	Mutation string
 	// MutationSeeds are the seeds each mutant runs (input mutation-seeds, default "1-50").
 	MutationSeeds string
+	// CrashSeeds are the seeds on which deep runs search every crash state
+	// (`seedfall crashes`, input crash-seeds, default "": none).
+	CrashSeeds string
 	// Publish is the publish artifact (a directory holding ArtifactFile, or the file)
 	// that publish mode posts on a workflow_run event (input publish); "" sweeps.
 	Publish string
@@ -87,7 +90,7 @@ type Inputs struct {
 }
 
 // InputNames lists the action inputs, in action.yml order.
-var InputNames = []string{"config", "seeds", "mode", "shrink-budget", "baseline", "token", "comment", "fail-on", "shard", "mutation", "mutation-seeds", "upgrade-from", "publish"}
+var InputNames = []string{"config", "seeds", "mode", "shrink-budget", "baseline", "token", "comment", "fail-on", "shard", "mutation", "mutation-seeds", "crash-seeds", "upgrade-from", "publish"}
 
 // UpgradeBase is the input upgrade-from's value for the event's base: the pull
 // request's base commit, or the commit before a push.
@@ -192,7 +195,7 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 	defaults := map[string]string{
 		"config": "seedfall.json", "seeds": "1-500", "mode": ModeAuto, "shrink-budget": "2m",
 		"baseline": "", "token": "", "comment": "true", "fail-on": FailOnNew, "shard": "1/1", "out": DefaultOut,
-		"mutation": MutationOff, "mutation-seeds": "1-50", "upgrade-from": "", "publish": "",
+		"mutation": MutationOff, "mutation-seeds": "1-50", "crash-seeds": "", "upgrade-from": "", "publish": "",
 	}
 	usage := map[string]string{
 		"config":         "seedfall config file",
@@ -207,6 +210,7 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 		"out":            "directory for report.html, report.md, junit.xml and results.jsonl",
 		"mutation":       "off, deep or always: when durability mutation testing runs (deep: scheduled, manual and deep runs)",
 		"mutation-seeds": "seeds each mutant runs, e.g. 1-50",
+		"crash-seeds":    "seeds on which deep runs search every crash state (seedfall crashes), e.g. 1-3; empty for none",
 		"upgrade-from":   "old build of every node with an \"upgrade\" option: base (the PR's base commit; for a push, the previous one) or a git revision",
 		"publish":        "publish mode: post the sweep artifact in `dir` (or file) on a workflow_run event, without sweeping",
 	}
@@ -250,6 +254,7 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 
 		Mutation:      get("mutation"),
 		MutationSeeds: get("mutation-seeds"),
+		CrashSeeds:    get("crash-seeds"),
 		Publish:       get("publish"),
 		UpgradeFrom:   get("upgrade-from"),
 	}
@@ -292,6 +297,11 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 	}
 	if _, err := ParseSeeds(in.MutationSeeds); err != nil {
 		return Inputs{}, fmt.Errorf("input mutation-seeds: %s", strings.TrimPrefix(err.Error(), "input seeds: "))
+	}
+	if in.CrashSeeds != "" {
+		if _, err := ParseSeeds(in.CrashSeeds); err != nil {
+			return Inputs{}, fmt.Errorf("input crash-seeds: %s", strings.TrimPrefix(err.Error(), "input seeds: "))
+		}
 	}
 	if in.UpgradeFrom != "" && in.UpgradeFrom != UpgradeBase {
 		if err := checkRevisionName(in.UpgradeFrom); err != nil {

@@ -35,6 +35,9 @@ type Engine interface {
 	// later Sweep, Shrink and Mutate of that config (input upgrade-from), and returns
 	// those nodes in config order. A config without any is an error.
 	UpgradeFrom(ctx context.Context, configPath, commit string) ([]UpgradeNode, error)
+	// Crashes runs `seedfall crashes` on seed, saving failing plans under outDir, and
+	// returns the vulnerable call sites.
+	Crashes(ctx context.Context, configPath string, seed uint64, outDir string) ([]CrashSite, error)
 }
 
 // Shrunk is what Engine.Shrink found.
@@ -213,12 +216,16 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	fixed := label(groups, base, results)
 	r.shrink(ctx, groups)
 	mut := r.mutate(ctx, mode, results)
+	vulnerable := r.crashes(ctx, mode)
 
 	data := r.buildData(results, groups, fixed, base, mut)
 	if err := writeFiles(r.in.Out, data, results, groups); err != nil {
 		return 0, err
 	}
 	code := exitCode(r.in.FailOn, data.Summary)
+	if vulnerable > 0 && r.in.FailOn != FailOnNever {
+		code = ExitFailure
+	}
 
 	if r.in.Rendering == "" {
 		// `seedfall report` renders files for a person at a terminal: no workflow

@@ -40,6 +40,9 @@ type fakeEngine struct {
 	// upgradedFrom records the commits UpgradeFrom was given.
 	upgrades     []UpgradeNode
 	upgradedFrom []string
+	// crashSites are what Crashes returns per seed; crashed lists its calls' seeds.
+	crashSites map[uint64][]CrashSite
+	crashed    []uint64
 }
 
 func (e *fakeEngine) UpgradeFrom(ctx context.Context, configPath, commit string) ([]UpgradeNode, error) {

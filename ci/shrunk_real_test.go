@@ -51,6 +51,10 @@ func (simEngine) UpgradeFrom(context.Context, string, string) ([]UpgradeNode, er
 	return nil, errors.New("not in this test")
 }
 
+func (simEngine) Crashes(context.Context, string, uint64, string) ([]CrashSite, error) {
+	return nil, errors.New("not in this test")
+}
+
 // chromiumPath is where Debian's chromium package puts the browser (.ci/run installs it).
 const chromiumPath = "/usr/bin/chromium"
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/seedfall/seedfall/engine/internal/disk"
 	"github.com/seedfall/seedfall/engine/internal/wasi"
 )
 
@@ -26,6 +27,10 @@ func (inc *incarnation) BeginDiskOp(kind, match string, paths []string, detail s
 	}
 	what += at(inc)
 	op := wasi.DiskOp{N: inc.diskOps, What: what}
+	if p := inc.w.opt.probe; p != nil {
+		p.observe(inc, op.N, what, inc.inflight)
+		inc.inflight = nil
+	}
 	inc.opWhat = what
 	// A crash pinned to this op always fires; one armed by time fires in the first op
 	// that crash_mid_op is aimed at (every op unless it lists paths or ops).
@@ -59,6 +64,7 @@ func (inc *incarnation) CrashNow(op wasi.DiskOp, partial string) {
 				f.RestartNS = a.RestartNS
 				f.ArmedNS, f.StreamNS = a.ArmedNS, a.StreamNS
 				f.Build = a.Build
+				f.CrashState = a.CrashState
 			}
 		}
 	}
@@ -80,7 +86,7 @@ func (inc *incarnation) CrashNow(op wasi.DiskOp, partial string) {
 // maybeApply applies a namespace op that a crash interrupts, or not, by a draw from the
 // crash's own stream.
 func (inc *incarnation) maybeApply(fn func()) {
-	if inc.crashStream().IntN(2) == 0 {
+	if disk.Pick(inc.crashStream(), disk.Decision{Kind: disk.InflightApply, N: 2}) == 0 {
 		fn()
 	}
 }
@@ -89,11 +95,19 @@ func (inc *incarnation) maybeApply(fn func()) {
 // much of the op lands and what the disk keeps. Each crash has its own stream, keyed by
 // the fault as the plan states it, so dropping one fault (shrink) does not re-draw the
 // tearing of every later crash.
-func (inc *incarnation) crashStream() *rand.Rand {
+func (inc *incarnation) crashStream() disk.Chooser {
 	if inc.crashRng != nil {
 		return inc.crashRng
 	}
 	n := inc.node
+	if n.midPlanned == nil {
+		for _, a := range n.armed {
+			if a.Kind == FaultCrash && a.Incarnation == inc.n && a.DiskOp == inc.diskOps && len(a.CrashState) > 0 {
+				inc.crashRng = newStateChooser(a.CrashState)
+				return inc.crashRng
+			}
+		}
+	}
 	planAt := inc.w.now
 	if n.midPlanned != nil {
 		planAt = n.midPlanned.AtNS

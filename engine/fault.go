@@ -83,6 +83,15 @@ type Fault struct {
 	// Build is, for a crash of a node with an upgrade, the build its restart runs:
 	// "old" or "new" (upgrade.go). Empty: the node's upgrade mode decides.
 	Build string `json:"build,omitempty"`
+	// CrashState, for a crash pinned to a disk op, is an explicit crash state in place of
+	// random draws (docs/crashes.md). The first number is the op in flight's: 0, nothing
+	// of it lands; i > 0, a write lands up to its i-th tear point, a namespace op or an
+	// fsync lands. Each further number is one choice of the crash, in the order the disk
+	// makes them: per directory how many pending namespace ops persist, per pending
+	// truncate 0 kept / 1 lost, per pending write 0 kept / 1 lost / 2 torn, and for a
+	// torn write which tear point. seedfall crashes writes it; a plan that states it
+	// replays that crash state exactly.
+	CrashState []int `json:"crash_state,omitempty"`
 }
 
 // UnmarshalJSON reads a fault, taking restart_ns (the old name of restart_after_ns) in

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+
+	"github.com/seedfall/seedfall/engine/internal/disk"
 	"strings"
 	"time"
 )
@@ -66,7 +68,11 @@ func kindTable() []*kindSpec {
 				inc := n.inc
 				w.tracef("fault", "crash %s (idle)", inc.label)
 				w.kill(inc, deathPower)
-				w.crashed(n, f, w.crashRand(n.name, f.AtNS))
+				var rng disk.Chooser = w.crashRand(n.name, f.AtNS)
+				if len(f.CrashState) > 0 {
+					rng = newStateChooser(f.CrashState)
+				}
+				w.crashed(n, f, rng)
 			},
 			detail: func(b *strings.Builder, f Fault) {
 				if f.DiskOp > 0 {
@@ -74,6 +80,9 @@ func kindTable() []*kindSpec {
 					if f.Where != "" {
 						fmt.Fprintf(b, " (%s)", f.Where)
 					}
+				}
+				if len(f.CrashState) > 0 {
+					fmt.Fprintf(b, " state %s", formatState(f.CrashState))
 				}
 				if f.RestartNS > 0 {
 					fmt.Fprintf(b, ", restart at %s", formatDuration(f.AtNS+f.RestartNS))
@@ -89,11 +98,29 @@ func kindTable() []*kindSpec {
 				return -1 // down until something restarts it
 			},
 			restarts: func(f Fault) bool { return f.RestartNS > 0 },
+			check: func(f Fault) error {
+				if len(f.CrashState) == 0 {
+					return nil
+				}
+				if f.MidOp {
+					return fmt.Errorf("crash_state is for a crash pinned to a disk op (disk_op) or an idle crash, not a mid_op one")
+				}
+				if f.DiskOp <= 0 && f.CrashState[0] != 0 {
+					return fmt.Errorf("crash_state[0] is %d: an idle crash has no op in flight (want 0)", f.CrashState[0])
+				}
+				for i, v := range f.CrashState {
+					if v < 0 {
+						return fmt.Errorf("crash_state[%d] is %d: choices are 0 or more", i, v)
+					}
+				}
+				return nil
+			},
 			simplify: func(f Fault) []Fault {
 				var out []Fault
 				if f.DiskOp > 0 {
 					g := f // an idle crash instead of one during a disk op
 					g.DiskOp, g.Incarnation, g.Where, g.MidOp, g.ArmedNS, g.StreamNS = 0, 0, "", false, 0, 0
+					g.CrashState = nil
 					out = append(out, g)
 				}
 				if f.Build == BuildNew {

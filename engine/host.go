@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"sort"
 	"strings"
 	"time"
@@ -122,7 +121,14 @@ func (inc *incarnation) RandUint64() uint64 { return inc.rand.Uint64() }
 func (inc *incarnation) Disk() *disk.FS { return inc.node.disk }
 
 // CrashStream is the random stream of the crash during the current disk op.
-func (inc *incarnation) CrashStream() *rand.Rand { return inc.crashStream() }
+func (inc *incarnation) CrashStream() disk.Chooser { return inc.crashStream() }
+
+// InflightWrite records the write about to begin, for the crash-state probe only.
+func (inc *incarnation) InflightWrite(ino disk.Ino, off int64, data []byte) {
+	if inc.w.opt.probe != nil {
+		inc.inflight = &inflightWrite{ino: ino, off: off, data: data}
+	}
+}
 
 // MaybeApply applies fn, or not, by a draw from the crash's stream.
 func (inc *incarnation) MaybeApply(fn func()) { inc.maybeApply(fn) }

@@ -6,6 +6,8 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"sort"
+
+	"github.com/seedfall/seedfall/engine/internal/disk"
 )
 
 // generatePlan draws a fault plan from the config's rates for virtual times in
@@ -214,9 +216,14 @@ func (w *world) applyFault(f Fault) {
 
 // crashed finishes a crash: the disk loses what was not durable, and the node restarts
 // after the fault's delay.
-func (w *world) crashed(n *node, f Fault, rng *rand.Rand) {
+func (w *world) crashed(n *node, f Fault, rng disk.Chooser) {
 	rep := n.disk.Crash(rng, w.cfg.Faults.TornWrites)
 	w.tracef("fault", "%s disk after crash: %s", n.name, rep)
+	if s, ok := rng.(*stateChooser); ok {
+		// An explicit crash state: say which durable image it left, and whether the plan's
+		// state fit this disk (it does when the plan was made from this run).
+		w.tracef("fault", "%s crash state %s: image %s%s", n.name, formatState(s.state), n.disk.DurableImage(), s.misfit())
+	}
 	w.applyCorrupts(n)
 	n.nextBuild = f.Build
 	if f.RestartNS > 0 {

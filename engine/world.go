@@ -31,6 +31,7 @@ type runOptions struct {
 	traceHook  func(line string) // replay streaming
 	prof       *profiler         // nil: no profile (profile.go)
 	onWatchdog func()            // RunOptions.OnWatchdog
+	probe      *crashProbe       // seedfall crashes: record crash points (crashstates.go)
 }
 
 // world is one simulated run: nodes, virtual clock, event queue, disks, network.
@@ -123,7 +124,7 @@ type node struct {
 	crashNextOp bool
 	midPlanned  *Fault // the time-based fault that armed crashNextOp
 	pendingMid  *Fault // a crash during a disk op that the scheduler must finish
-	pendingRng  *rand.Rand
+	pendingRng  disk.Chooser
 	// exits are the virtual times of a fail-stop node's own non-zero exits, and
 	// lastExit describes the latest ("exited with code 1: open wal: ...").
 	exits    []int64
@@ -180,7 +181,8 @@ type incarnation struct {
 	mod      api.Module
 
 	opWhat       string
-	crashRng     *rand.Rand // the stream of the crash during the current disk op
+	inflight     *inflightWrite // the write about to begin (crash-state probe only)
+	crashRng     disk.Chooser   // the stream of the crash during the current disk op
 	failNextSync bool
 	eioFault     *Fault
 	cov          *incCoverage // where the guest's coverage counters are, if built with coverage

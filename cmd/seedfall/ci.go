@@ -169,6 +169,30 @@ func (e *ciEngine) Mutate(ctx context.Context, path string, seeds []uint64) (*ci
 	return m, nil
 }
 
+// Crashes runs `seedfall crashes` on seed and returns its vulnerable sites.
+func (e *ciEngine) Crashes(ctx context.Context, path string, seed uint64, outDir string) ([]ci.CrashSite, error) {
+	s, err := e.sim(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(outDir, fmt.Sprintf("seed-%d", seed))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	rep, err := cli.RunCrashes(ctx, cli.CrashesSpec{Sim: s, Config: path, Seed: seed, RecheckNS: -1,
+		Workers: runtime.NumCPU(), OutDir: dir, Progress: e.stderr})
+	if err != nil {
+		return nil, err
+	}
+	var out []ci.CrashSite
+	for _, site := range rep.Sites {
+		if site.Failing > 0 {
+			out = append(out, ci.CrashSite{Seed: seed, Site: site.Site, Failing: site.Failing, States: site.States, Reason: site.Reason, Replay: site.Replay})
+		}
+	}
+	return out, nil
+}
+
 func (e *ciEngine) close() {
 	for _, k := range sortedKeys(e.sims) {
 		e.sims[k].Close()
@@ -260,6 +284,10 @@ func (f fileEngine) Mutate(context.Context, string, []uint64) (*ci.Mutation, err
 }
 
 func (f fileEngine) UpgradeFrom(context.Context, string, string) ([]ci.UpgradeNode, error) {
+	return nil, errors.New("seedfall report renders results without rerunning them")
+}
+
+func (f fileEngine) Crashes(context.Context, string, uint64, string) ([]ci.CrashSite, error) {
 	return nil, errors.New("seedfall report renders results without rerunning them")
 }
 

@@ -35,6 +35,7 @@ func commands() []command {
 		{"replay", "replay one seed exactly and print its trace: seedfall replay -seed 9 [-faults plan.json]", cmdReplay},
 		{"shrink", "cut a failing seed's faults to the few that matter: seedfall shrink -seed 9", cmdShrink},
 		{"cause", "P(fail) over time from alternate futures: seedfall cause -seed 9", cmdCause},
+		{"crashes", "every crash point and crash state of one seed, checked: seedfall crashes -seed 1", cmdCrashes},
 		{"mutate", "durability mutation testing: seedfall mutate -seeds 1-200", cmdMutate},
 		{"report", "render results as HTML, Markdown or JUnit: seedfall report -in results.jsonl", cmdReport},
 		{"ci", "the GitHub Action's entrypoint (also runs locally)", cmdCI},

@@ -22,13 +22,16 @@ type exploreSummary struct {
 	ExploreSeed uint64 `json:"explore_seed"`
 	Batch       int    `json:"batch"`
 	// FirstFailure is the 1-based index of the first failing run (0: none).
-	FirstFailure   int                        `json:"first_failure_run"`
-	FirstFailureOp string                     `json:"first_failure_op,omitempty"`
-	Corpus         int                        `json:"corpus"`
-	Features       int                        `json:"features"`
-	Operators      map[string]*explore.OpStat `json:"operators"`
-	Plans          []explorePlan              `json:"failure_plans"`
-	Runs           []explore.Run              `json:"runs,omitempty"`
+	FirstFailure   int    `json:"first_failure_run"`
+	FirstFailureOp string `json:"first_failure_op,omitempty"`
+	Corpus         int    `json:"corpus"`
+	// Crashes are the crash-state reports of the first corpus runs (-crashes).
+	Crashes      []*cli.CrashesReport       `json:"crashes,omitempty"`
+	CrashFailing int                        `json:"crash_failing,omitempty"`
+	Features     int                        `json:"features"`
+	Operators    map[string]*explore.OpStat `json:"operators"`
+	Plans        []explorePlan              `json:"failure_plans"`
+	Runs         []explore.Run              `json:"runs,omitempty"`
 }
 
 // explorePlan is a failing run's saved plan: `seedfall replay -seed Seed -faults Path`
@@ -53,6 +56,7 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	out := fs.String("out", "", "write every run's result as JSON lines to `file`")
 	plans := fs.String("plans", "explore-plans", "`dir` for the fault plans of failing runs (replay them with -faults)")
 	quiet := fs.Bool("q", false, "no progress output")
+	crashes := fs.Int("crashes", 0, "then run `seedfall crashes` on the first `K` corpus runs (their seeds and plans); 0: no")
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
@@ -71,6 +75,8 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return bad("-workers %d: want at least 1", *workers)
 	case *plans == "":
 		return bad("-plans: want a directory for the plans of failing runs")
+	case *crashes < 0:
+		return bad("-crashes %d: want how many corpus runs to crash systematically (0: none)", *crashes)
 	}
 	sim, code := loadAndPrepare(ctx, *cfgPath, stderr, *quiet)
 	if sim == nil {
@@ -152,7 +158,31 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		sum.Results = *out
 	}
-	failed := sum.Failed+sum.Watchdog+sum.Errors > 0 || len(sum.PropFails) > 0
+	// The crash-state stage: every crash point of the first corpus runs.
+	for i, e := range st.Corpus {
+		if i == *crashes || ctx.Err() != nil {
+			break
+		}
+		dir := filepath.Join(*plans, fmt.Sprintf("crashes-corpus-%d", i+1))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return bad("-plans: %v", err)
+		}
+		var progress io.Writer
+		if !*quiet {
+			progress = stderr
+		}
+		rep, cerr := cli.RunCrashes(ctx, cli.CrashesSpec{Sim: sim, Config: *cfgPath, Seed: e.Seed,
+			CrashStatesOptions: engine.CrashStatesOptions{Plan: &engine.FaultPlan{Seed: e.Seed, Faults: e.Faults}},
+			RecheckNS:          -1, Workers: *workers, Pool: rn, OutDir: dir, Progress: progress})
+		if cerr != nil {
+			fmt.Fprintf(stderr, "seedfall explore: crashes of corpus run %d: %v\n", i+1, cerr)
+			err = cerr
+			break
+		}
+		sum.Crashes = append(sum.Crashes, rep)
+		sum.CrashFailing += rep.Failing
+	}
+	failed := sum.Failed+sum.Watchdog+sum.Errors > 0 || len(sum.PropFails) > 0 || sum.CrashFailing > 0
 	if *jsonOut {
 		sum.Runs = all
 		enc := json.NewEncoder(stdout)
@@ -166,6 +196,10 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return ""
 		})
 		printExplore(stdout, sum, all)
+		for _, rep := range sum.Crashes {
+			fmt.Fprintln(stdout)
+			printCrashes(stdout, rep)
+		}
 	}
 	if !*quiet {
 		fmt.Fprintf(stderr, "%d runs in %.1fs (%.1f runs/s)\n", len(all), sum.WallSec, float64(len(all))/sum.WallSec)

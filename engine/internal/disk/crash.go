@@ -3,9 +3,63 @@ package disk
 import (
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"slices"
 )
+
+// Chooser makes a crash's choices; *rand.Rand is one. A Chooser that is also a
+// Decider is told what each choice decides (systematic crash states, explicit
+// states in a plan); any other draws r.IntN(d.N), so a random crash is exactly
+// what it was before Deciders existed.
+type Chooser interface{ IntN(n int) int }
+
+// Decider is a Chooser that makes each choice knowing what it decides.
+type Decider interface {
+	Chooser
+	// Decide returns a value in [0, d.N).
+	Decide(d Decision) int
+}
+
+// DecisionKind says what a crash's choice decides.
+type DecisionKind uint8
+
+// The choices of a crash, in the order they are made (see Crash).
+const (
+	// InflightCut: how much of the write in flight lands, 0 (nothing) or the
+	// i-th tear point.
+	InflightCut DecisionKind = iota + 1
+	// InflightApply: whether the namespace op or fsync in flight lands: 0 yes, 1 no.
+	InflightApply
+	// NsPrefix: how many of a directory's pending namespace ops (Seqs, in
+	// order) persist, 0..len(Seqs).
+	NsPrefix
+	// Truncate: whether a pending truncate (Seq) persists: 0 yes, 1 no.
+	Truncate
+	// Write: whether a pending write (Seq) persists (0), is lost (1) or is
+	// torn (2); N is 3 only when it may tear.
+	Write
+	// TearCut: where the torn write (Seq) ends, the i-th of N tear points.
+	TearCut
+)
+
+// Decision is one choice a crash makes.
+type Decision struct {
+	Kind DecisionKind
+	N    int
+	Seq  uint64   // the pending op it decides (Truncate, Write, TearCut)
+	Seqs []uint64 // the directory's pending ops (NsPrefix)
+}
+
+// Pick makes the choice d with r.
+func Pick(r Chooser, d Decision) int {
+	if x, ok := r.(Decider); ok {
+		v := x.Decide(d)
+		if v < 0 || v >= d.N {
+			panic(fmt.Sprintf("disk: decider chose %d of %d", v, d.N))
+		}
+		return v
+	}
+	return r.IntN(d.N)
+}
 
 // CrashReport says what a Crash kept and lost. It depends only on the FS
 // state and the random stream, so it can go into the trace.
@@ -57,7 +111,7 @@ func (r CrashReport) String() string {
 //     Dropping a write below a kept one leaves zeros: size outlives data.
 //
 // Afterwards volatile state equals durable state and nothing is pending.
-func (f *FS) Crash(r *rand.Rand, torn bool) CrashReport {
+func (f *FS) Crash(r Chooser, torn bool) CrashReport {
 	var rep CrashReport
 	inos := slices.Sorted(maps.Keys(f.inodes))
 
@@ -72,7 +126,11 @@ func (f *FS) Crash(r *rand.Rand, torn bool) CrashReport {
 		}
 		k := 0
 		if f.opts.StrictDirs {
-			k = r.IntN(len(d.nspending) + 1)
+			seqs := make([]uint64, len(d.nspending))
+			for i, op := range d.nspending {
+				seqs[i] = op.seq
+			}
+			k = Pick(r, Decision{Kind: NsPrefix, N: len(d.nspending) + 1, Seqs: seqs})
 		}
 		dirs = append(dirs, d)
 		keep[d] = k
@@ -161,12 +219,12 @@ func (f *FS) reachable(rep *CrashReport) map[Ino]int {
 	return links
 }
 
-func (f *FS) crashFile(in *inode, r *rand.Rand, torn bool, rep *CrashReport) {
+func (f *FS) crashFile(in *inode, r Chooser, torn bool, rep *CrashReport) {
 	var kept, dropped, tornN, tk, td int
 	buf := &in.durable
 	for _, op := range in.pending {
 		if op.trunc {
-			if r.IntN(2) == 0 {
+			if Pick(r, Decision{Kind: Truncate, N: 2, Seq: op.seq}) == 0 {
 				buf.truncate(op.off)
 				rep.TruncatesKept++
 				kept++
@@ -188,7 +246,7 @@ func (f *FS) crashFile(in *inode, r *rand.Rand, torn bool, rep *CrashReport) {
 		if torn && cuts > 0 {
 			choices = 3
 		}
-		switch r.IntN(choices) {
+		switch Pick(r, Decision{Kind: Write, N: choices, Seq: op.seq}) {
 		case 0:
 			buf.writeAt(op.data, op.off)
 			rep.WritesKept++
@@ -197,7 +255,7 @@ func (f *FS) crashFile(in *inode, r *rand.Rand, torn bool, rep *CrashReport) {
 			rep.WritesDropped++
 			dropped++
 		default:
-			m := int(first + f.unit*int64(r.IntN(cuts)))
+			m := int(first + f.unit*int64(Pick(r, Decision{Kind: TearCut, N: cuts, Seq: op.seq})))
 			buf.writeAt(op.data[:m], op.off)
 			rep.WritesTorn++
 			rep.TornBytesKept += int64(m)
@@ -225,12 +283,12 @@ func tearCuts(off int64, n int, unit int64) (first int64, count int) {
 // CutPoint draws how much of a write of n bytes at off lands before a crash
 // interrupts it: 0, or a prefix that ends on a multiple of Options.TearUnit,
 // uniformly among those. With TearUnit 1 it is r.IntN(n).
-func (f *FS) CutPoint(r *rand.Rand, off int64, n int) int {
+func (f *FS) CutPoint(r Chooser, off int64, n int) int {
 	if n <= 0 {
 		return 0
 	}
 	first, cuts := tearCuts(off, n, f.unit)
-	i := r.IntN(cuts + 1)
+	i := Pick(r, Decision{Kind: InflightCut, N: cuts + 1})
 	if i == 0 {
 		return 0
 	}

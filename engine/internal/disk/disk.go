@@ -141,7 +141,10 @@ type FS struct {
 	maxFile  int64
 	unit     int64
 	// pairs numbers the two halves of cross-directory renames (see nsOp.pair).
-	pairs  uint64
+	pairs uint64
+	// seq numbers pending operations in the order they were issued, across
+	// files and directories, for systematic crash states (Pending).
+	seq    uint64
 	inodes map[Ino]*inode
 	next   Ino
 	used   int64
@@ -184,6 +187,7 @@ type fileOp struct {
 	lost bool
 	off  int64
 	data []byte // owned by the op
+	seq  uint64 // issue order (FS.seq); a coalesced write keeps its first
 }
 
 // nsOp is a pending change to one directory's entries, applied atomically:
@@ -201,6 +205,7 @@ type nsOp struct {
 	ino  Ino
 	from string
 	pair uint64
+	seq  uint64 // issue order (FS.seq)
 }
 
 // New returns an FS holding only an empty root directory.

@@ -85,7 +85,8 @@ func (f *FS) WriteAtPartial(ino Ino, p []byte, off int64, n int) (int, error) {
 			return len(p), nil
 		}
 	}
-	in.pending = append(in.pending, fileOp{off: off, data: append(in.spare, p...)})
+	f.seq++
+	in.pending = append(in.pending, fileOp{off: off, data: append(in.spare, p...), seq: f.seq})
 	in.spare = nil
 	in.pendingBytes += int64(len(p))
 	return len(p), nil
@@ -122,7 +123,8 @@ func (f *FS) Truncate(ino Ino, size int64) error {
 	in.dropBadFrom(size)
 	f.used += in.footprint() - old
 	f.modified(in)
-	in.pending = append(in.pending, fileOp{trunc: true, off: size})
+	f.seq++
+	in.pending = append(in.pending, fileOp{trunc: true, off: size, seq: f.seq})
 	return nil
 }
 

@@ -9,6 +9,8 @@ import (
 // operations (possible in the default mode only under RenameNonAtomic)
 // queues new ones behind them so that they become durable in order.
 func (f *FS) recordNs(d *inode, op nsOp) {
+	f.seq++
+	op.seq = f.seq
 	if op.ino != 0 {
 		f.inodes[op.ino].drefs++
 	}
@@ -208,7 +210,8 @@ func (f *FS) Rename(oldpath, newpath string) error {
 		f.dunlink(dst, newname)
 		f.dunlink(src, oldname)
 		in.drefs++
-		dst.nspending = append(dst.nspending, nsOp{name: newname, ino: ino})
+		f.seq++
+		dst.nspending = append(dst.nspending, nsOp{name: newname, ino: ino, seq: f.seq})
 		return nil
 	}
 	if src == dst {
@@ -216,7 +219,8 @@ func (f *FS) Rename(oldpath, newpath string) error {
 		return nil
 	}
 	f.pairs++
-	rm, ln := nsOp{name: oldname, pair: f.pairs}, nsOp{name: newname, ino: ino, pair: f.pairs}
+	f.seq++
+	rm, ln := nsOp{name: oldname, pair: f.pairs, seq: f.seq}, nsOp{name: newname, ino: ino, pair: f.pairs, seq: f.seq}
 	in.drefs++
 	f.modified(src)
 	f.modified(dst)

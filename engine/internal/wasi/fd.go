@@ -304,6 +304,7 @@ func (h *Process) writev(m api.Memory, fd, iovs, n, nwrittenPtr uint32, at int64
 			}
 			off = st.Size
 		}
+		h.p.InflightWrite(e.ino, off, data)
 		op := h.beginDiskOp("write", e.path, fmt.Sprintf("@%d+%d", off, len(data)))
 		if op.Crash {
 			// The write lands up to a sector boundary (faults.tear_unit), or not at all.
@@ -493,7 +494,7 @@ func (h *Process) sync(fd uint32, dataOnly bool) uint32 {
 		h.p.SlowIO(op, match, e.path)
 	}
 	if op.Crash {
-		if h.p.CrashStream().IntN(2) == 0 {
+		if disk.Pick(h.p.CrashStream(), disk.Decision{Kind: disk.InflightApply, N: 2}) == 0 {
 			h.p.Disk().Sync(e.ino, dataOnly, fail)
 		}
 		h.p.CrashNow(op, "")

@@ -46,7 +46,7 @@ func (p *fakeProc) Clock(rt bool) int64 {
 func (p *fakeProc) RandUint64() uint64 { p.rnd++; return 0x0102030405060708 * p.rnd }
 func (p *fakeProc) CountReplace()      { p.log = append(p.log, "replace") }
 func (p *fakeProc) EndDiskOp()         { p.log = append(p.log, fmt.Sprintf("end #%d", p.ops)) }
-func (p *fakeProc) CrashStream() *rand.Rand {
+func (p *fakeProc) CrashStream() disk.Chooser {
 	return rand.New(rand.NewPCG(1, 2))
 }
 
@@ -56,6 +56,8 @@ func (p *fakeProc) BeginDiskOp(kind, match string, paths []string, detail string
 	p.log = append(p.log, fmt.Sprintf("begin #%d %s", p.ops, what))
 	return DiskOp{N: p.ops, What: what, Crash: p.ops == p.crashAt}
 }
+
+func (p *fakeProc) InflightWrite(disk.Ino, int64, []byte) {}
 
 func (p *fakeProc) MaybeApply(fn func()) {
 	p.log = append(p.log, fmt.Sprintf("maybe-apply %v", p.land))

@@ -1,8 +1,6 @@
 package wasi
 
 import (
-	"math/rand/v2"
-
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/seedfall/seedfall/engine/internal/disk"
@@ -79,9 +77,12 @@ type Proc interface {
 	// CrashNow records op's crash (partial says what of it landed) and stops the guest.
 	CrashNow(op DiskOp, partial string)
 	// CrashStream is the random stream of the crash of the current op: what lands.
-	CrashStream() *rand.Rand
+	CrashStream() disk.Chooser
 	// MaybeApply applies a namespace op a crash interrupts, or not, by a CrashStream draw.
 	MaybeApply(fn func())
+	// InflightWrite tells the process, just before BeginDiskOp of a write, what the
+	// write is: seedfall crashes tears it at each tear point on a copy of the disk.
+	InflightWrite(ino disk.Ino, off int64, data []byte)
 	// TornWrites reports whether a crash may land part of a write (faults.torn_writes).
 	TornWrites() bool
 	// SyncFaults decides for an fsync (op, on path; dir: of a directory) whether it fails

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/cli"
+)
+
+// cmdCrashes is `seedfall crashes`: every crash point of one seed's run, and at each the
+// distinct crash states the disk model allows, run and checked (docs/crashes.md).
+func cmdCrashes(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("crashes", stderr)
+	cfgPath := fs.String("c", "seedfall.json", "config `file`")
+	seed := fs.Uint64("seed", 1, "the seed whose run is crashed")
+	node := fs.String("node", "", "the node to crash (default: the config's first node)")
+	ops := fs.String("ops", "", "only these disk ops of the node, `A-B` (1-based, inclusive; A- or -B for open ends)")
+	maxStates := fs.Int("max-states", engine.DefaultMaxStates, "distinct crash states per disk op, at most")
+	workers := fs.Int("workers", runtime.NumCPU(), "parallel worker processes")
+	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	out := fs.String("out", "", "`dir` for the plans of failing states (default: CONFIG.seed-N.crashes next to the config)")
+	restart := fs.Duration("restart", 0, "restart delay after each crash (default: the config's faults.restart_delay)")
+	recheck := fs.Duration("recheck", -1, "kill the node this long after the crash's restart, to check its recovery a second time (0: no kill; default: halfway to the end of the seed's run)")
+	shrink := fs.Duration("shrink", 0, "shrink each site's first failing plan within this budget (0: no shrink)")
+	if code, stop := parseFlags(fs, args); stop {
+		return code
+	}
+	var opt engine.CrashStatesOptions
+	opt.Node = *node
+	opt.MaxStates = *maxStates
+	if *maxStates <= 0 {
+		fmt.Fprintln(stderr, "seedfall crashes: -max-states must be at least 1")
+		return exitUsage
+	}
+	if *ops != "" {
+		a, b, err := parseOpRange(*ops)
+		if err != nil {
+			fmt.Fprintf(stderr, "seedfall crashes: -ops %q: %v\n", *ops, err)
+			return exitUsage
+		}
+		opt.FromOp, opt.ToOp = a, b
+	}
+	dir := *out
+	if dir == "" {
+		stem := strings.TrimSuffix(filepath.Base(*cfgPath), filepath.Ext(*cfgPath))
+		dir = filepath.Join(filepath.Dir(*cfgPath), fmt.Sprintf("%s.seed-%d.crashes", stem, *seed))
+	}
+	sim, code := loadAndPrepare(ctx, *cfgPath, stderr, true)
+	if sim == nil {
+		return code
+	}
+	defer sim.Close()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintf(stderr, "seedfall crashes: -out: %v\n", err)
+		return exitUsage
+	}
+	rep, err := cli.RunCrashes(ctx, cli.CrashesSpec{Sim: sim, Config: *cfgPath, Seed: *seed, CrashStatesOptions: opt,
+		RestartNS: int64(*restart), RecheckNS: int64(*recheck), Workers: *workers, OutDir: dir, Shrink: *shrink, Progress: stderr})
+	if err != nil {
+		fmt.Fprintf(stderr, "seedfall crashes: %v\n", err)
+		return exitUsage
+	}
+	if *jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(rep)
+	} else {
+		printCrashes(stdout, rep)
+	}
+	if rep.Failing > 0 {
+		return exitFail
+	}
+	if rep.Errors > 0 || rep.Partial {
+		return exitUsage
+	}
+	return exitPass
+}
+
+// parseOpRange reads "A-B", "A-", "-B" or "A".
+func parseOpRange(s string) (int64, int64, error) {
+	lo, hi, found := strings.Cut(s, "-")
+	if !found {
+		hi = lo
+	}
+	var a, b int64
+	var err error
+	if lo != "" {
+		if a, err = strconv.ParseInt(lo, 10, 64); err != nil || a < 1 {
+			return 0, 0, fmt.Errorf("want A-B with disk op numbers from 1")
+		}
+	}
+	if hi != "" {
+		if b, err = strconv.ParseInt(hi, 10, 64); err != nil || b < 1 {
+			return 0, 0, fmt.Errorf("want A-B with disk op numbers from 1")
+		}
+	}
+	if a > 0 && b > 0 && b < a {
+		return 0, 0, fmt.Errorf("the range is empty (%d > %d)", a, b)
+	}
+	return a, b, nil
+}
+
+func printCrashes(w io.Writer, rep *cli.CrashesReport) {
+	fmt.Fprintf(w, "seed %d, node %s: %d disk ops, %d candidate states, %d distinct states run (%d ops at the bound)\n",
+		rep.Seed, rep.Node, rep.Ops, rep.Candidates, rep.States, rep.BoundedOps)
+	fmt.Fprintf(w, "bound: %s\n", rep.Bound)
+	if rep.Baseline != engine.VerdictPass {
+		fmt.Fprintf(w, "note: the seed's own run is %s without these crashes\n", rep.Baseline)
+	}
+	fmt.Fprintln(w)
+	vuln := 0
+	for _, s := range rep.Sites {
+		if s.Failing == 0 {
+			continue
+		}
+		vuln++
+		fmt.Fprintf(w, "VULNERABLE %s: %d of %d states fail (disk ops %s)\n", s.Site, s.Failing, s.States, opList(s.Ops))
+		fmt.Fprintf(w, "  first: crash at disk op #%d of %s#%d, state %s: %s\n", s.Op, rep.Node, s.Incarnation, s.Kind, s.Reason)
+		fmt.Fprintf(w, "  replay: %s\n", s.Replay)
+		if s.Shrunk != "" {
+			fmt.Fprintf(w, "  shrunk: seedfall replay -c %s -seed %d -faults %s\n", rep.Config, rep.Seed, s.Shrunk)
+		}
+	}
+	if rep.Errors > 0 {
+		fmt.Fprintf(w, "%s could not be run (errors or watchdog), not counted as vulnerabilities\n", plural(rep.Errors, "state", "states"))
+	}
+	if rep.Partial {
+		fmt.Fprintf(w, "INTERRUPTED: %d of %d states ran; the rest are not counted\n", rep.Ran, rep.States)
+	}
+	fmt.Fprintf(w, "%s at %s, %d of %d states failing, in %s\n", plural(vuln, "vulnerable site", "vulnerable sites"),
+		plural(len(rep.Sites), "site", "sites"), rep.Failing, rep.States, (time.Duration(rep.Secs * 1e9)).Round(time.Second))
+}
+
+// opList is "#5/1,#7/1,+3 more": disk op 5 of incarnation 1, and so on.
+func opList(ops []string) string {
+	var ss []string
+	for i, o := range ops {
+		if i == 8 {
+			ss = append(ss, fmt.Sprintf("+%d more", len(ops)-8))
+			break
+		}
+		ss = append(ss, "#"+o)
+	}
+	return strings.Join(ss, ",")
+}

@@ -1,0 +1,391 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/seedfall/seedfall/engine/internal/disk"
+)
+
+// Systematic crash states (seedfall crashes, docs/crashes.md). One run of a seed, the
+// probe, stops at no fault of its own: before each disk op of the chosen node it copies
+// the node's disk, crashes the copy in each candidate state of a bounded family, and
+// keeps the distinct durable images. Each kept state becomes a plan: the seed's own
+// faults before the op, plus a crash pinned to the op whose CrashState states the
+// choices, so that a replay reproduces it exactly.
+
+// CrashStatesOptions choose what the probe looks at.
+type CrashStatesOptions struct {
+	// Node is the node whose disk ops are crash points ("": the first server).
+	Node string
+	// FromOp and ToOp bound the ops (1-based, inclusive; 0: no bound).
+	FromOp, ToOp int64
+	// MaxStates bounds the distinct states kept per op (0: DefaultMaxStates).
+	MaxStates int
+	// Plan, when set, is the run's fault plan in place of the seed's own (explore's
+	// corpus runs).
+	Plan *FaultPlan
+}
+
+// DefaultMaxStates is the distinct crash states kept per disk op by default.
+const DefaultMaxStates = 8
+
+// ExhaustivePending is the largest number of pending operations for which every subset
+// of them is a candidate state (2^n); above it the candidates are ALICE's family.
+const ExhaustivePending = 5
+
+// tearSamples is how many tear points of one write are tried: the first, the middle and
+// the last (all of them when there are this many or fewer).
+const tearSamples = 3
+
+// CrashPoint is one disk op of the node and the distinct crash states found before it.
+type CrashPoint struct {
+	Node        string `json:"node"`
+	Incarnation int    `json:"incarnation"`
+	DiskOp      int64  `json:"disk_op"`
+	AtNS        int64  `json:"at_ns"`
+	// Before is the seed's own faults applied before the op (its plan's prefix).
+	Before []Fault `json:"before,omitempty"`
+	// Where is the op as the trace names it, with its source location.
+	Where string `json:"where"`
+	// Pending is how many operations were pending on the node's disk.
+	Pending int `json:"pending"`
+	// Candidates is how many candidate states were tried; Bounded says some were not.
+	Candidates int          `json:"candidates"`
+	Bounded    bool         `json:"bounded,omitempty"`
+	States     []CrashState `json:"states"`
+}
+
+// CrashState is one distinct crash state at a point.
+type CrashState struct {
+	// Kind names the candidate that first produced the image: "all", "none",
+	// "prefix 3/7", "prefix 3/7 + torn #4 at 2/9", "omit #2", "reorder #5 before #3",
+	// "subset {1,3}".
+	Kind string `json:"kind"`
+	// State is the explicit choice list (Fault.CrashState).
+	State []int `json:"state"`
+	// Image is the durable image hash after the crash.
+	Image string `json:"image"`
+}
+
+// crashProbe collects crash points during a probe run.
+type crashProbe struct {
+	opt    CrashStatesOptions
+	torn   bool
+	points []CrashPoint
+}
+
+// CrashPoints runs seed once and returns the crash points of the node's disk ops with
+// their distinct states, and the run's result (whose Faults are the seed's own plan).
+func (s *Sim) CrashPoints(ctx context.Context, seed uint64, opt CrashStatesOptions) ([]CrashPoint, *Result, error) {
+	if opt.Node == "" && len(s.cfg.Nodes) > 0 {
+		opt.Node = s.cfg.Nodes[0].Name
+	} else if !s.hasNode(opt.Node) {
+		return nil, nil, fmt.Errorf("crashes: no node %q in the config", opt.Node)
+	}
+	if opt.MaxStates <= 0 {
+		opt.MaxStates = DefaultMaxStates
+	}
+	p := &crashProbe{opt: opt, torn: s.cfg.Faults.TornWrites}
+	ro := runOptions{wallBudget: time.Duration(s.cfg.Watchdog), probe: p, plan: opt.Plan}
+	w := newWorld(s, seed, ro)
+	r := w.runProfiled(ctx)
+	return p.points, r, nil
+}
+
+func (s *Sim) hasNode(name string) bool {
+	for _, n := range s.cfg.Nodes {
+		if n.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// CrashStatePlan is the plan that replays state st at point p: the seed's own faults
+// applied before the op, and the crash, restarting after restartNS. When recheckNS > 0 a
+// second power loss follows recheckNS after the restart (restarting after restartNS), in
+// one fixed state, every pending op lost (crash_state [0]): many recovery bugs (a torn
+// tail written past, a repair not synced) lose data only at the restart after the one
+// that recovered, and losing what was never synced is what any correct system survives.
+func CrashStatePlan(seed uint64, p CrashPoint, st CrashState, restartNS, recheckNS int64) *FaultPlan {
+	plan := &FaultPlan{Seed: seed, Faults: append([]Fault{}, p.Before...)}
+	plan.Faults = append(plan.Faults, Fault{AtNS: p.AtNS, Kind: FaultCrash, Node: p.Node,
+		DiskOp: p.DiskOp, Incarnation: p.Incarnation, RestartNS: restartNS, Where: p.Where,
+		CrashState: append([]int{}, st.State...)})
+	if recheckNS > 0 {
+		plan.Faults = append(plan.Faults, Fault{AtNS: p.AtNS + restartNS + recheckNS, Kind: FaultCrash, Node: p.Node, RestartNS: restartNS, CrashState: []int{0}})
+	}
+	return plan
+}
+
+// inflightWrite is a write about to begin: what a crash during it may tear.
+type inflightWrite struct {
+	ino  disk.Ino
+	off  int64
+	data []byte
+}
+
+// observe is called before disk op n of inc runs; wr is the op when it is a write.
+func (p *crashProbe) observe(inc *incarnation, n int64, what string, wr *inflightWrite) {
+	if inc.node.name != p.opt.Node || (p.opt.FromOp > 0 && n < p.opt.FromOp) || (p.opt.ToOp > 0 && n > p.opt.ToOp) {
+		return
+	}
+	fs := inc.node.disk
+	pend := fs.Pending()
+	pt := CrashPoint{Node: inc.node.name, Incarnation: inc.n, DiskOp: n, AtNS: inc.w.now, Where: what, Pending: len(pend),
+		Before: append([]Fault{}, inc.w.applied...)}
+	seen := map[string]bool{}
+	limit := 8 * p.opt.MaxStates // candidates tried per op, at most
+	// try crashes a copy of the disk (after prep, if any, changes it) in candidate c and
+	// keeps the state if its image is new; it reports whether the bound allows more.
+	try := func(c candidate, inflight int, kind string, prep func(*disk.FS) error) bool {
+		if len(pt.States) >= p.opt.MaxStates || pt.Candidates >= limit {
+			pt.Bounded = true
+			return false
+		}
+		pt.Candidates++
+		cl := fs.Clone()
+		defer cl.Discard()
+		if prep != nil && prep(cl) != nil {
+			return true
+		}
+		d := &policyChooser{c: c}
+		cl.Crash(d, p.torn)
+		img := cl.DurableImage()
+		if !seen[img] {
+			seen[img] = true
+			// The first choice is the op in flight's: 0, nothing of it lands.
+			pt.States = append(pt.States, CrashState{Kind: kind, State: append([]int{inflight}, d.state...), Image: img})
+		}
+		return true
+	}
+	// A crash during a write: every pending op kept and the write landed up to one of
+	// its tear points (the next op's states cover the rest of what it can leave). These
+	// come first, so that no bound on the pending ops' family crowds them out.
+	if wr != nil && p.torn {
+		unit := fs.TearUnit()
+		first := (wr.off/unit+1)*unit - wr.off
+		cuts := 0
+		if first < int64(len(wr.data)) {
+			cuts = int((int64(len(wr.data))-1-first)/unit) + 1
+		}
+		for _, i := range tearPoints(cuts) {
+			m := int(first + unit*int64(i))
+			kind := fmt.Sprintf("all + in flight torn at %d/%d (%d of %d bytes)", i+1, cuts, m, len(wr.data))
+			if !try(candidate{all: true}, i+1, kind, func(cl *disk.FS) error {
+				_, err := cl.WriteAtPartial(wr.ino, wr.data, wr.off, m)
+				return err
+			}) {
+				break
+			}
+		}
+	}
+	for _, c := range candidates(pend, p.torn) {
+		if !try(c, 0, c.kind, nil) {
+			break
+		}
+	}
+	p.points = append(p.points, pt)
+}
+
+// candidate is one crash state described by which pending ops persist.
+type candidate struct {
+	kind string
+	keep map[uint64]bool
+	all  bool   // every pending op persists, including any added after keep was made
+	tear uint64 // the Seq of the op torn (0: none)
+	cut  int    // which tear point, as an index among the write's tear points
+}
+
+// candidates lists the candidate states over the pending ops, by issue order: every
+// subset when there are at most ExhaustivePending, else ALICE's family: the in-order
+// prefixes, each prefix with the next write torn (tearSamples points), every single
+// omission, and every single reordering (a prefix plus one later op), in that order.
+func candidates(pend []disk.PendingOp, torn bool) []candidate {
+	n := len(pend)
+	prefix := func(k int) map[uint64]bool {
+		m := map[uint64]bool{}
+		for _, op := range pend[:k] {
+			m[op.Seq] = true
+		}
+		return m
+	}
+	var out []candidate
+	out = append(out, candidate{kind: "all", keep: prefix(n)})
+	if n == 0 {
+		return out
+	}
+	out = append(out, candidate{kind: "none", keep: prefix(0)})
+	if n <= ExhaustivePending {
+		for mask := 1; mask < 1<<n-1; mask++ {
+			m := map[uint64]bool{}
+			var names []string
+			for i := range n {
+				if mask&(1<<i) != 0 {
+					m[pend[i].Seq] = true
+					names = append(names, fmt.Sprint(i+1))
+				}
+			}
+			out = append(out, candidate{kind: "subset {" + strings.Join(names, ",") + "}", keep: m})
+		}
+	} else {
+		for k := 1; k < n; k++ {
+			out = append(out, candidate{kind: fmt.Sprintf("prefix %d/%d", k, n), keep: prefix(k)})
+		}
+	}
+	if torn {
+		for k := range n {
+			op := pend[k]
+			if op.Dir || op.Cuts == 0 {
+				continue
+			}
+			for _, cut := range tearPoints(op.Cuts) {
+				out = append(out, candidate{kind: fmt.Sprintf("prefix %d/%d + torn #%d at %d/%d", k, n, k+1, cut+1, op.Cuts),
+					keep: prefix(k), tear: op.Seq, cut: cut})
+			}
+		}
+	}
+	if n > ExhaustivePending {
+		for s := range n - 1 {
+			m := prefix(n)
+			delete(m, pend[s].Seq)
+			out = append(out, candidate{kind: fmt.Sprintf("omit #%d", s+1), keep: m})
+		}
+		for k := range n {
+			for q := k + 1; q < n; q++ {
+				m := prefix(k)
+				m[pend[q].Seq] = true
+				out = append(out, candidate{kind: fmt.Sprintf("reorder #%d before #%d", q+1, k+1), keep: m})
+			}
+		}
+	}
+	return out
+}
+
+func (c candidate) kept(seq uint64) bool { return c.all || c.keep[seq] }
+
+// tearPoints picks which of cuts tear points to try.
+func tearPoints(cuts int) []int {
+	if cuts <= tearSamples {
+		out := make([]int, cuts)
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	return []int{0, cuts / 2, cuts - 1}
+}
+
+// policyChooser makes a crash's choices from a candidate and records them.
+type policyChooser struct {
+	c     candidate
+	state []int
+}
+
+func (p *policyChooser) IntN(n int) int { panic("crash states: a choice without a decision") }
+
+func (p *policyChooser) Decide(d disk.Decision) int {
+	v := 0
+	switch d.Kind {
+	case disk.NsPrefix:
+		for _, s := range d.Seqs {
+			if !p.c.kept(s) {
+				break
+			}
+			v++
+		}
+	case disk.Truncate:
+		if !p.c.kept(d.Seq) {
+			v = 1
+		}
+	case disk.Write:
+		switch {
+		case d.Seq == p.c.tear && d.N == 3:
+			v = 2
+		case !p.c.kept(d.Seq):
+			v = 1
+		}
+	case disk.TearCut:
+		v = min(p.c.cut, d.N-1)
+	default:
+		panic(fmt.Sprintf("crash states: unexpected decision %d", d.Kind))
+	}
+	p.state = append(p.state, v)
+	return v
+}
+
+// stateChooser replays an explicit crash state (Fault.CrashState): its first number is
+// the op in flight's (0: nothing of it lands; i > 0: the i-th tear point of a write
+// lands, a namespace op or fsync lands), the rest are the crash's choices, in order.
+type stateChooser struct {
+	state []int
+	i     int
+	bad   []string // choices that did not fit
+	// unstated counts the choices past the end of the state (their ops lost).
+	unstated int
+}
+
+func newStateChooser(state []int) *stateChooser { return &stateChooser{state: state, i: 1} }
+
+func (s *stateChooser) IntN(n int) int { return s.Decide(disk.Decision{N: n}) }
+
+func (s *stateChooser) Decide(d disk.Decision) int {
+	in := 0
+	if len(s.state) > 0 {
+		in = s.state[0]
+	}
+	switch d.Kind {
+	case disk.InflightCut:
+		if in >= d.N {
+			s.bad = append(s.bad, fmt.Sprintf("in-flight choice %d of %d", in, d.N))
+			return 0
+		}
+		return in
+	case disk.InflightApply:
+		if in > 0 {
+			return 0
+		}
+		return 1
+	}
+	if s.i >= len(s.state) {
+		// A choice the state does not state: the op is lost (an idle crash's [0] loses
+		// everything pending, as a power loss before any writeback does).
+		s.i++
+		s.unstated++
+		switch d.Kind {
+		case disk.Truncate, disk.Write:
+			return 1
+		}
+		return 0
+	}
+	v := s.state[s.i]
+	s.i++
+	if v >= d.N {
+		s.bad = append(s.bad, fmt.Sprintf("choice %d is %d of %d", s.i, v, d.N))
+		return d.N - 1
+	}
+	return v
+}
+
+// misfit says, for the trace, where the state did not fit the disk ("" if it did).
+func (s *stateChooser) misfit() string {
+	if s.i < len(s.state) && len(s.state) > 0 {
+		s.bad = append(s.bad, fmt.Sprintf("%d choices unused", len(s.state)-s.i))
+	}
+	out := ""
+	if s.unstated > 0 {
+		out = fmt.Sprintf(" (%d choices not stated: those ops lost)", s.unstated)
+	}
+	if len(s.bad) == 0 {
+		return out
+	}
+	return out + " (state does not fit this disk: " + strings.Join(s.bad, "; ") + ")"
+}
+
+// formatState renders a crash state compactly: "[0 1 2 0]".
+func formatState(st []int) string {
+	return strings.ReplaceAll(fmt.Sprint(st), " ", ",")
+}

@@ -1,0 +1,157 @@
+package engine_test
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/seedfall/seedfall/engine"
+)
+
+// commitConfig is the disk guest in commit mode: 12 transactions, unsafe is the one
+// that syncs its data after its commit (-1: none), under random power losses that land
+// during disk ops.
+func commitConfig(unsafe string) string {
+	return ftDiskConfig(`"faults":{"crash_per_sec":8,"crash_mid_op":{"p":1},"torn_writes":true,"restart_delay":"50ms"}`,
+		"-mode", "commit", "-n", "12", "-unsafe", unsafe, "-delay", "0s")
+}
+
+// crashStates runs every distinct crash state of seed at every disk op of the disk
+// node, in this process, and returns the failing states' points and results.
+func crashStates(t *testing.T, s *engine.Sim, seed uint64) (pts []engine.CrashPoint, states int, fails []crashFail) {
+	t.Helper()
+	pts, base, err := s.CrashPoints(context.Background(), seed, engine.CrashStatesOptions{Node: "disk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pts {
+		for _, st := range p.States {
+			states++
+			plan := engine.CrashStatePlan(seed, p, st, int64(50e6), int64(100e6))
+			r := s.Run(context.Background(), seed, engine.RunOptions{Plan: plan, Trace: true})
+			if r.Verdict == engine.VerdictError || r.Verdict == engine.VerdictWatchdog {
+				t.Fatalf("op %d state %v: %s %+v", p.DiskOp, st.State, r.Verdict, r.Failure)
+			}
+			// The replay reached exactly the state the probe computed on its disk copy.
+			line := regexp.MustCompile(`disk crash state \[[0-9,]*\]: image ([0-9a-f]+)(.*)`)
+			found := false
+			for _, l := range r.Trace {
+				if m := line.FindStringSubmatch(l); m != nil && !found {
+					found = true
+					if m[1] != st.Image || m[2] != "" {
+						t.Fatalf("op %d state %s: replay left image %s%s, the probe %s", p.DiskOp, st.Kind, m[1], m[2], st.Image)
+					}
+				}
+			}
+			if !found {
+				t.Fatalf("op %d state %s: no crash state line in the trace", p.DiskOp, st.Kind)
+			}
+			if r.Failed() {
+				fails = append(fails, crashFail{p, st, plan, r})
+			}
+		}
+	}
+	if base.Failed() {
+		t.Fatalf("seed %d fails without the systematic crash: %+v", seed, base.Failure)
+	}
+	return pts, states, fails
+}
+
+type crashFail struct {
+	pt   engine.CrashPoint
+	st   engine.CrashState
+	plan *engine.FaultPlan
+	r    *engine.Result
+}
+
+// TestCrashesNegativeControl: a write sequence that is unsafe in one transaction only
+// (its data synced after its commit) is found by the systematic crash states, at the
+// commit's ops of that transaction only, while a random sweep of as many seeds with a
+// crash during a disk op in every run misses it: a random crash lands on the first op
+// after an idle wait, the data write, never between the commit and the data's fsync.
+func TestCrashesNegativeControl(t *testing.T) {
+	bad := ftSim(t, commitConfig("7"))
+	pts, states, fails := crashStates(t, bad, 1)
+	if len(pts) < 40 || states < len(pts) {
+		t.Fatalf("%d points, %d states: want every op of 12 transactions", len(pts), states)
+	}
+	if len(fails) == 0 {
+		t.Fatalf("no failing state among %d at %d ops", states, len(pts))
+	}
+	for _, f := range fails {
+		if !strings.Contains(f.r.Failure.Reason, "LOST commit names txn 7") {
+			t.Errorf("op %d (%s) state %s: %s", f.pt.DiskOp, f.pt.Where, f.st.Kind, f.r.Failure.Reason)
+		}
+		// Before the commit's fsync (the commit kept, the data not) or before the data's
+		// late fsync: the two ops of the unsafe transaction's tail.
+		if !regexp.MustCompile(`^fsync /(commit|data) `).MatchString(f.pt.Where) {
+			t.Errorf("failing state at op %d %q: want the unsafe transaction's fsyncs", f.pt.DiskOp, f.pt.Where)
+		}
+	}
+	t.Logf("%d ops, %d states, %d failing", len(pts), states, len(fails))
+
+	// The failing plan replays to the same failure.
+	f := fails[0]
+	again := bad.Run(context.Background(), 1, engine.RunOptions{Plan: f.plan})
+	if !again.Failed() || again.Failure.Reason != f.r.Failure.Reason {
+		t.Fatalf("replay: %s %+v, want %q", again.Verdict, again.Failure, f.r.Failure.Reason)
+	}
+
+	// A state that does not fit the disk it meets says so in the trace.
+	odd := *f.plan
+	odd.Faults = append([]engine.Fault{}, f.plan.Faults...)
+	c := &odd.Faults[len(odd.Faults)-2]
+	c.CrashState = append(append([]int{}, c.CrashState...), 0)
+	r := bad.Run(context.Background(), 1, engine.RunOptions{Plan: &odd, Trace: true})
+	if !strings.Contains(strings.Join(r.Trace, "\n"), "(state does not fit this disk: 1 choices unused)") {
+		t.Fatalf("a state with one choice too many replayed without a word")
+	}
+
+	// A random sweep of 30 seeds, a crash in every one, finds nothing.
+	crashed := 0
+	for seed := uint64(1); seed <= 30; seed++ {
+		r := bad.Run(context.Background(), seed, engine.RunOptions{})
+		if r.Failed() {
+			t.Fatalf("random seed %d found it (%s): the control no longer needs a specific op and state", seed, r.Failure.Reason)
+		}
+		for _, x := range r.Faults {
+			if x.Kind == engine.FaultCrash && x.Node == "disk" && x.DiskOp > 0 {
+				crashed++
+				break
+			}
+		}
+	}
+	if crashed < 15 {
+		t.Fatalf("only %d of 30 random seeds crashed the node during a disk op", crashed)
+	}
+
+	// The same sequence made safe: no failing state.
+	good := ftSim(t, commitConfig("-1"))
+	if _, states, fails := crashStates(t, good, 1); len(fails) > 0 {
+		t.Fatalf("safe sequence: %d of %d states fail, first at op %d (%s): %s", len(fails), states, fails[0].pt.DiskOp, fails[0].st.Kind, fails[0].r.Failure.Reason)
+	}
+}
+
+// TestCrashStateValidation: a crash_state is for a crash pinned to a disk op or an idle
+// one, whose op in flight is none.
+func TestCrashStateValidation(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    engine.Fault
+		want string
+	}{
+		{"mid-op", engine.Fault{Kind: engine.FaultCrash, Node: "n", MidOp: true, CrashState: []int{0}}, "not a mid_op one"},
+		{"idle in flight", engine.Fault{Kind: engine.FaultCrash, Node: "n", CrashState: []int{1}}, "an idle crash has no op in flight"},
+		{"idle", engine.Fault{Kind: engine.FaultCrash, Node: "n", CrashState: []int{0}}, ""},
+		{"negative", engine.Fault{Kind: engine.FaultCrash, Node: "n", DiskOp: 3, Incarnation: 1, CrashState: []int{0, -1}}, "crash_state[1] is -1"},
+		{"ok", engine.Fault{Kind: engine.FaultCrash, Node: "n", DiskOp: 3, Incarnation: 1, CrashState: []int{0, 2, 0}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.f.Validate()
+			if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Validate() = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,303 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/worker"
+)
+
+// CrashesSpec is what `seedfall crashes` needs (docs/crashes.md).
+type CrashesSpec struct {
+	Sim    *engine.Sim
+	Config string // the config's path, for replay commands
+	Seed   uint64
+	engine.CrashStatesOptions
+	// RestartNS is how long after each crash the node restarts (0: the config's
+	// faults.restart_delay, default 250ms).
+	RestartNS int64
+	// RecheckNS, when > 0, adds a process kill this long after the restart
+	// (engine.CrashStatePlan); when < 0, halfway between the restart and the end of the
+	// seed's own run (at least a second after the restart); 0: no kill.
+	RecheckNS int64
+	Workers   int
+	// InProc runs the states in this process instead of worker processes.
+	InProc bool
+	// OutDir receives the plans of failing states (required to print replay commands).
+	OutDir string
+	// Shrink shrinks the first failing state of each site whose plan has other faults,
+	// within this budget per site (0: no shrink).
+	Shrink time.Duration
+	// Progress receives progress lines with an ETA (nil: quiet).
+	Progress io.Writer
+	// Executable is the seedfall binary for worker processes (default: this one).
+	Executable string
+	// Pool runs the states (nil: start one for this call unless InProc).
+	Pool *worker.Pool
+}
+
+// CrashesReport is the outcome of `seedfall crashes`.
+type CrashesReport struct {
+	Config string `json:"config"`
+	Seed   uint64 `json:"seed"`
+	Node   string `json:"node"`
+	// Bound describes the family of states tried at each op.
+	Bound string `json:"bound"`
+	// Baseline is the seed's own verdict, without the systematic crash.
+	Baseline engine.Verdict `json:"baseline"`
+	Ops      int            `json:"ops"`
+	// Candidates is the candidate states tried on disk copies; States the distinct
+	// ones run; BoundedOps the ops where the bound cut the family short.
+	Candidates int `json:"candidates"`
+	States     int `json:"states"`
+	BoundedOps int `json:"bounded_ops"`
+	Failing    int `json:"failing"`
+	// Ran is how many states ran; fewer than States when the search was interrupted
+	// (Partial: Ctrl-C, a timeout's SIGINT).
+	Ran int `json:"ran"`
+	// FirstFailing is the position (1-based, in op order) of the first failing state:
+	// the runs a search in this order needs to find a vulnerability (0: none).
+	FirstFailing int  `json:"first_failing,omitempty"`
+	Partial      bool `json:"partial,omitempty"`
+	// Errors counts states the tool could not run (not vulnerabilities).
+	Errors int     `json:"errors"`
+	Sites  []Site  `json:"sites"`
+	Secs   float64 `json:"seconds"`
+}
+
+// Site is one call site (the file:line of the disk op the crash came before) with the
+// states there that failed the workload's checks.
+type Site struct {
+	Site string `json:"site"`
+	// Ops are the disk ops at the site, "N/I": op N of the node's incarnation I.
+	Ops     []string `json:"ops"`
+	States  int      `json:"states"`  // states run at this site
+	Failing int      `json:"failing"` // of them, failed
+	// First is the first failing state: its op and incarnation, kind, reason and plan.
+	Op          int64  `json:"op"`
+	Incarnation int    `json:"incarnation"`
+	Kind        string `json:"kind"`
+	Reason      string `json:"reason"`
+	Plan        string `json:"plan"`
+	Replay      string `json:"replay"`
+	Shrunk      string `json:"shrunk,omitempty"`
+	Signature   string `json:"signature,omitempty"`
+}
+
+// CrashBound describes the candidate family for the report (docs/crashes.md).
+func CrashBound(maxStates int) string {
+	if maxStates <= 0 {
+		maxStates = engine.DefaultMaxStates
+	}
+	return fmt.Sprintf("per disk op, at most %d distinct durable images of at most %d candidates: every subset of the pending ops when there are at most %d, else the in-order prefixes, the single omissions and the single reorderings; each prefix with its next write torn at up to 3 tear points",
+		maxStates, 8*maxStates, engine.ExhaustivePending)
+}
+
+// SiteOf is the call site of a disk op as the trace names it ("write /d/f @0+5 at
+// kv/log.go:42" -> "kv/log.go:42"), or the op's kind and path when it has no location.
+func SiteOf(where string) string {
+	if i := strings.LastIndex(where, " at "); i >= 0 {
+		return where[i+4:]
+	}
+	f := strings.Fields(where)
+	if len(f) >= 2 {
+		return f[0] + " " + f[1]
+	}
+	return where
+}
+
+type crashJob struct {
+	pt   engine.CrashPoint
+	st   engine.CrashState
+	plan *engine.FaultPlan
+	res  *engine.Result
+}
+
+// RunCrashes probes the seed, runs every distinct crash state and groups the failing
+// ones by call site.
+func RunCrashes(ctx context.Context, sp CrashesSpec) (*CrashesReport, error) {
+	start := time.Now()
+	cfg := sp.Sim.Config()
+	restart := sp.RestartNS
+	if restart <= 0 {
+		restart = int64(cfg.Faults.RestartDelay)
+	}
+	if restart <= 0 {
+		restart = int64(250 * time.Millisecond)
+	}
+	points, base, err := sp.Sim.CrashPoints(ctx, sp.Seed, sp.CrashStatesOptions)
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	node := sp.Node
+	if len(points) > 0 {
+		node = points[0].Node
+	} else if node == "" && len(cfg.Nodes) > 0 {
+		node = cfg.Nodes[0].Name
+	}
+	rep := &CrashesReport{Config: sp.Config, Seed: sp.Seed, Node: node, Bound: CrashBound(sp.MaxStates),
+		Baseline: base.Verdict, Ops: len(points), Sites: []Site{}}
+	var jobs []*crashJob
+	for _, pt := range points {
+		rep.Candidates += pt.Candidates
+		if pt.Bounded {
+			rep.BoundedOps++
+		}
+		for _, st := range pt.States {
+			recheck := sp.RecheckNS
+			if recheck < 0 {
+				recheck = max(int64(time.Second), (base.EndNS-pt.AtNS-restart)/2)
+			}
+			jobs = append(jobs, &crashJob{pt: pt, st: st, plan: engine.CrashStatePlan(sp.Seed, pt, st, restart, recheck)})
+		}
+	}
+	rep.States = len(jobs)
+	if sp.OutDir != "" {
+		// Every crash point and its states, for whoever wants to replay one that passed.
+		data, _ := json.MarshalIndent(points, "", " ")
+		if err := os.WriteFile(filepath.Join(sp.OutDir, fmt.Sprintf("seed-%d.points.json", sp.Seed)), append(data, '\n'), 0o644); err != nil {
+			return nil, fmt.Errorf("write crash points: %w", err)
+		}
+	}
+	if sp.Progress != nil {
+		fmt.Fprintf(sp.Progress, "crashes: seed %d, node %s: %d disk ops, %d candidate states, %d distinct (%d ops bounded); baseline %s\n",
+			sp.Seed, node, len(points), rep.Candidates, len(jobs), rep.BoundedOps, base.Verdict)
+	}
+
+	run := sp.Sim.Run
+	workers := sp.Workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	if sp.Pool != nil {
+		run = sp.Pool.Run
+	} else if !sp.InProc {
+		pool, err := NewPool(sp.Sim, workers, sp.Executable)
+		if err != nil {
+			return nil, err
+		}
+		defer pool.Close()
+		run = pool.Run
+	}
+	var mu sync.Mutex
+	done, failed := 0, 0
+	lastPrint := time.Time{}
+	next := make(chan *crashJob)
+	var wg sync.WaitGroup
+	for range min(workers, max(len(jobs), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				res := run(ctx, sp.Seed, engine.RunOptions{Plan: j.plan})
+				mu.Lock()
+				j.res = res
+				done++
+				if j.res.Failed() {
+					failed++
+				}
+				if sp.Progress != nil && (time.Since(lastPrint) > 10*time.Second || done == len(jobs)) {
+					lastPrint = time.Now()
+					fmt.Fprintf(sp.Progress, "crashes: %s\n", progressLine(done, failed, len(jobs), time.Since(start)))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, j := range jobs {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	// Interrupted: report the states that ran (Partial), not those cut short.
+	if ctx.Err() != nil {
+		rep.Partial = true
+		kept := jobs[:0]
+		for _, j := range jobs {
+			if j.res != nil && !canceled(ctx, j.res) {
+				kept = append(kept, j)
+			}
+		}
+		jobs = kept
+	}
+
+	sites := map[string]*Site{}
+	for i, j := range jobs {
+		name := SiteOf(j.pt.Where)
+		s := sites[name]
+		if s == nil {
+			s = &Site{Site: name}
+			sites[name] = s
+		}
+		if op := fmt.Sprintf("%d/%d", j.pt.DiskOp, j.pt.Incarnation); !slices.Contains(s.Ops, op) {
+			s.Ops = append(s.Ops, op)
+		}
+		s.States++
+		r := j.res
+		rep.Ran++
+		if r.Verdict == engine.VerdictError || r.Verdict == engine.VerdictWatchdog {
+			rep.Errors++
+			continue
+		}
+		if !r.Failed() {
+			continue
+		}
+		rep.Failing++
+		if rep.FirstFailing == 0 {
+			rep.FirstFailing = i + 1
+		}
+		s.Failing++
+		if s.Failing > 1 {
+			continue
+		}
+		s.Op, s.Incarnation, s.Kind = j.pt.DiskOp, j.pt.Incarnation, j.st.Kind
+		if r.Failure != nil {
+			s.Reason, s.Signature = r.Failure.Reason, r.Failure.Signature
+		}
+		if sp.OutDir != "" {
+			s.Plan = filepath.Join(sp.OutDir, fmt.Sprintf("seed-%d.inc-%d.op-%d.state-%d.faults.json", sp.Seed, j.pt.Incarnation, j.pt.DiskOp, i))
+			if err := SavePlan(s.Plan, j.plan); err != nil {
+				return nil, fmt.Errorf("save plan: %w", err)
+			}
+			s.Replay = fmt.Sprintf("seedfall replay -c %s -seed %d -faults %s", sp.Config, sp.Seed, s.Plan)
+			if sp.Shrink > 0 && len(j.plan.Faults) > 1 {
+				sr, err := sp.Sim.Shrink(ctx, sp.Seed, engine.ShrinkOptions{Plan: j.plan, Workers: workers, Budget: sp.Shrink, Run: run})
+				if err == nil && sr != nil && sr.Plan != nil && len(sr.Plan.Faults) < len(j.plan.Faults) {
+					s.Shrunk = strings.TrimSuffix(s.Plan, ".faults.json") + ".shrunk.faults.json"
+					if err := SavePlan(s.Shrunk, sr.Plan); err != nil {
+						return nil, fmt.Errorf("save plan: %w", err)
+					}
+				}
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(sites)) {
+		rep.Sites = append(rep.Sites, *sites[name])
+	}
+	// Failing sites first, most failing states first; then by name.
+	slices.SortStableFunc(rep.Sites, func(a, b Site) int { return b.Failing - a.Failing })
+	rep.Secs = time.Since(start).Seconds()
+	return rep, nil
+}
+
+// progressLine is "120/400 states, 3 failing, 2.1 states/s, ETA 2m13s".
+func progressLine(done, failed, total int, el time.Duration) string {
+	return strings.Replace(strings.Replace(ProgressLine(done, failed, total, el), "seeds,", "states,", 1), "seeds/s", "states/s", 1)
+}
