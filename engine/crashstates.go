@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine/internal/disk"
+	"github.com/seedfall/seedfall/internal/crashstate"
 )
 
 // Systematic crash states (seedfall crashes, docs/crashes.md). One run of a seed, the
@@ -16,18 +17,14 @@ import (
 // faults before the op, plus a crash pinned to the op whose CrashState states the
 // choices, so that a replay reproduces it exactly.
 
-// CrashStatesOptions choose what the probe looks at.
-type CrashStatesOptions struct {
-	// Node is the node whose disk ops are crash points ("": the first server).
-	Node string
-	// FromOp and ToOp bound the ops (1-based, inclusive; 0: no bound).
-	FromOp, ToOp int64
-	// MaxStates bounds the distinct states kept per op (0: DefaultMaxStates).
-	MaxStates int
-	// Plan, when set, is the run's fault plan in place of the seed's own (explore's
-	// corpus runs).
-	Plan *FaultPlan
-}
+// crashStatesOptions, crashPoint and crashState are internal/crashstate's types (named
+// engineapi.CrashStatesOptions, CrashPoint and CrashState), so that they are not part
+// of engine's public API.
+type (
+	crashStatesOptions = crashstate.Options[*FaultPlan]
+	crashPoint         = crashstate.Point[Fault]
+	crashState         = crashstate.State
+)
 
 // DefaultMaxStates is the distinct crash states kept per disk op by default.
 const DefaultMaxStates = 8
@@ -40,46 +37,16 @@ const ExhaustivePending = 5
 // the last (all of them when there are this many or fewer).
 const tearSamples = 3
 
-// CrashPoint is one disk op of the node and the distinct crash states found before it.
-type CrashPoint struct {
-	Node        string `json:"node"`
-	Incarnation int    `json:"incarnation"`
-	DiskOp      int64  `json:"disk_op"`
-	AtNS        int64  `json:"at_ns"`
-	// Before is the seed's own faults applied before the op (its plan's prefix).
-	Before []Fault `json:"before,omitempty"`
-	// Where is the op as the trace names it, with its source location.
-	Where string `json:"where"`
-	// Pending is how many operations were pending on the node's disk.
-	Pending int `json:"pending"`
-	// Candidates is how many candidate states were tried; Bounded says some were not.
-	Candidates int          `json:"candidates"`
-	Bounded    bool         `json:"bounded,omitempty"`
-	States     []CrashState `json:"states"`
-}
-
-// CrashState is one distinct crash state at a point.
-type CrashState struct {
-	// Kind names the candidate that first produced the image: "all", "none",
-	// "prefix 3/7", "prefix 3/7 + torn #4 at 2/9", "omit #2", "reorder #5 before #3",
-	// "subset {1,3}".
-	Kind string `json:"kind"`
-	// State is the explicit choice list (Fault.CrashState).
-	State []int `json:"state"`
-	// Image is the durable image hash after the crash.
-	Image string `json:"image"`
-}
-
 // crashProbe collects crash points during a probe run.
 type crashProbe struct {
-	opt    CrashStatesOptions
+	opt    crashStatesOptions
 	torn   bool
-	points []CrashPoint
+	points []crashPoint
 }
 
-// CrashPoints runs seed once and returns the crash points of the node's disk ops with
+// crashPoints runs seed once and returns the crash points of the node's disk ops with
 // their distinct states, and the run's result (whose Faults are the seed's own plan).
-func (s *Sim) CrashPoints(ctx context.Context, seed uint64, opt CrashStatesOptions) ([]CrashPoint, *Result, error) {
+func (s *Sim) crashPoints(ctx context.Context, seed uint64, opt crashStatesOptions) ([]crashPoint, *Result, error) {
 	if opt.Node == "" && len(s.cfg.Nodes) > 0 {
 		opt.Node = s.cfg.Nodes[0].Name
 	} else if !s.hasNode(opt.Node) {
@@ -104,23 +71,6 @@ func (s *Sim) hasNode(name string) bool {
 	return false
 }
 
-// CrashStatePlan is the plan that replays state st at point p: the seed's own faults
-// applied before the op, and the crash, restarting after restartNS. When recheckNS > 0 a
-// second power loss follows recheckNS after the restart (restarting after restartNS), in
-// one fixed state, every pending op lost (crash_state [0]): many recovery bugs (a torn
-// tail written past, a repair not synced) lose data only at the restart after the one
-// that recovered, and losing what was never synced is what any correct system survives.
-func CrashStatePlan(seed uint64, p CrashPoint, st CrashState, restartNS, recheckNS int64) *FaultPlan {
-	plan := &FaultPlan{Seed: seed, Faults: append([]Fault{}, p.Before...)}
-	plan.Faults = append(plan.Faults, Fault{AtNS: p.AtNS, Kind: FaultCrash, Node: p.Node,
-		DiskOp: p.DiskOp, Incarnation: p.Incarnation, RestartNS: restartNS, Where: p.Where,
-		CrashState: append([]int{}, st.State...)})
-	if recheckNS > 0 {
-		plan.Faults = append(plan.Faults, Fault{AtNS: p.AtNS + restartNS + recheckNS, Kind: FaultCrash, Node: p.Node, RestartNS: restartNS, CrashState: []int{0}})
-	}
-	return plan
-}
-
 // inflightWrite is a write about to begin: what a crash during it may tear.
 type inflightWrite struct {
 	ino  disk.Ino
@@ -135,7 +85,7 @@ func (p *crashProbe) observe(inc *incarnation, n int64, what string, wr *infligh
 	}
 	fs := inc.node.disk
 	pend := fs.Pending()
-	pt := CrashPoint{Node: inc.node.name, Incarnation: inc.n, DiskOp: n, AtNS: inc.w.now, Where: what, Pending: len(pend),
+	pt := crashPoint{Node: inc.node.name, Incarnation: inc.n, DiskOp: n, AtNS: inc.w.now, Where: what, Pending: len(pend),
 		Before: append([]Fault{}, inc.w.applied...)}
 	seen := map[string]bool{}
 	limit := 8 * p.opt.MaxStates // candidates tried per op, at most
@@ -158,7 +108,7 @@ func (p *crashProbe) observe(inc *incarnation, n int64, what string, wr *infligh
 		if !seen[img] {
 			seen[img] = true
 			// The first choice is the op in flight's: 0, nothing of it lands.
-			pt.States = append(pt.States, CrashState{Kind: kind, State: append([]int{inflight}, d.state...), Image: img})
+			pt.States = append(pt.States, crashState{Kind: kind, State: append([]int{inflight}, d.state...), Image: img})
 		}
 		return true
 	}

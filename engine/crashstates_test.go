@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/engineapi"
 )
 
 // commitConfig is the disk guest in commit mode: 12 transactions, unsafe is the one
@@ -19,16 +20,16 @@ func commitConfig(unsafe string) string {
 
 // crashStates runs every distinct crash state of seed at every disk op of the disk
 // node, in this process, and returns the failing states' points and results.
-func crashStates(t *testing.T, s *engine.Sim, seed uint64) (pts []engine.CrashPoint, states int, fails []crashFail) {
+func crashStates(t *testing.T, s *engine.Sim, seed uint64) (pts []engineapi.CrashPoint, states int, fails []crashFail) {
 	t.Helper()
-	pts, base, err := s.CrashPoints(context.Background(), seed, engine.CrashStatesOptions{Node: "disk"})
+	pts, base, err := engineapi.CrashPoints(context.Background(), s, seed, engineapi.CrashStatesOptions{Node: "disk"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range pts {
 		for _, st := range p.States {
 			states++
-			plan := engine.CrashStatePlan(seed, p, st, int64(50e6), int64(100e6))
+			plan := engineapi.CrashStatePlan(seed, p, st, int64(50e6), int64(100e6))
 			r := s.Run(context.Background(), seed, engine.RunOptions{Plan: plan, Trace: true})
 			if r.Verdict == engine.VerdictError || r.Verdict == engine.VerdictWatchdog {
 				t.Fatalf("op %d state %v: %s %+v", p.DiskOp, st.State, r.Verdict, r.Failure)
@@ -59,8 +60,8 @@ func crashStates(t *testing.T, s *engine.Sim, seed uint64) (pts []engine.CrashPo
 }
 
 type crashFail struct {
-	pt   engine.CrashPoint
-	st   engine.CrashState
+	pt   engineapi.CrashPoint
+	st   engineapi.CrashState
 	plan *engine.FaultPlan
 	r    *engine.Result
 }

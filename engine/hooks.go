@@ -12,7 +12,8 @@ import (
 // itself uses (a run without a plan, cause's re-randomized futures, shrink), so an
 // edited plan means what the engine means by it. Worker processes need the built
 // modules, the CLI the build counts, the coverage profile and the mutation operators'
-// names for checking its flags before a run.
+// names for checking its flags before a run. seedfall crashes needs the probe's crash
+// points, and the CLI and the Action the upgrade-from revision.
 func init() {
 	enginehook.GeneratePlan = func(s *Sim, seed uint64, from int64) *FaultPlan { return s.generatePlan(seed, from) }
 	enginehook.RenumberFaults = renumber
@@ -21,6 +22,8 @@ func init() {
 	enginehook.BuildCounts = build.Counts
 	enginehook.MutationNames = mutationNames
 	enginehook.CheckMutation = checkMutation
+	enginehook.CrashPoints = (*Sim).crashPoints
+	enginehook.SetUpgradeFrom = (*Config).setUpgradeFrom
 }
 
 // generatePlan draws the faults the config's rates give for virtual times in

@@ -265,13 +265,13 @@ func (n *node) selectBuild(k int, next string) string {
 	return b.label
 }
 
-// SetUpgradeFrom makes rev, a git revision of the repository the config is in, the old
-// build of every node with an "upgrade" option, keeping each node's mode: the Action's
-// input upgrade-from and the -upgrade-from flag of replay and run, which check a change
-// against the data its base revision writes. It returns the names of those nodes, in
+// setUpgradeFrom (engineapi.SetUpgradeFrom) makes rev, a git revision of the
+// repository the config is in, the old build of every node with an "upgrade" option,
+// keeping each node's mode: the Action's input upgrade-from and the -upgrade-from flag
+// of replay and run, which check a change against the data its base revision writes. It returns the names of those nodes, in
 // config order. A config without any node with an upgrade is an error: which nodes
 // should change builds is the config's choice, not the revision's.
-func (c *Config) SetUpgradeFrom(rev string) ([]string, error) {
+func (c *Config) setUpgradeFrom(rev string) ([]string, error) {
 	var names []string
 	for i := range c.Nodes {
 		n := &c.Nodes[i]

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/engineapi"
 )
 
 // TestSetUpgradeFrom: the revision replaces the from of every node with an upgrade and
@@ -19,7 +20,7 @@ func TestSetUpgradeFrom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names, err := cfg.SetUpgradeFrom("3f2a1c0")
+	names, err := engineapi.SetUpgradeFrom(cfg, "3f2a1c0")
 	if err != nil || strings.Join(names, ",") != "a,c" {
 		t.Fatalf("nodes %v, %v; want a,c", names, err)
 	}
@@ -32,7 +33,7 @@ func TestSetUpgradeFrom(t *testing.T) {
 	if cfg.Nodes[1].Upgrade != nil {
 		t.Errorf("b gained an upgrade: %+v", cfg.Nodes[1].Upgrade)
 	}
-	if _, err := cfg.SetUpgradeFrom("--output=x"); err == nil || !strings.Contains(err.Error(), "does not name a git revision") {
+	if _, err := engineapi.SetUpgradeFrom(cfg, "--output=x"); err == nil || !strings.Contains(err.Error(), "does not name a git revision") {
 		t.Errorf("an option as revision: %v", err)
 	}
 
@@ -40,7 +41,7 @@ func TestSetUpgradeFrom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := none.SetUpgradeFrom("main"); err == nil || !strings.Contains(err.Error(), `no node has an "upgrade" option`) {
+	if _, err := engineapi.SetUpgradeFrom(none, "main"); err == nil || !strings.Contains(err.Error(), `no node has an "upgrade" option`) {
 		t.Errorf("a config without upgrade: %v, want an error saying no node has one", err)
 	}
 }

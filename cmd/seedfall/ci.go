@@ -42,7 +42,7 @@ func (e *ciEngine) sim(ctx context.Context, path string) (*engine.Sim, error) {
 		return nil, err
 	}
 	if rev := e.upgradeFrom[path]; rev != "" {
-		if _, err := cfg.SetUpgradeFrom(rev); err != nil {
+		if _, err := engineapi.SetUpgradeFrom(cfg, rev); err != nil {
 			return nil, err
 		}
 	}

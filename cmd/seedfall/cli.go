@@ -117,7 +117,7 @@ func loadAndPrepareFrom(ctx context.Context, path, upgradeFrom string, stderr io
 		return nil, exitUsage
 	}
 	if upgradeFrom != "" {
-		if _, err := cfg.SetUpgradeFrom(upgradeFrom); err != nil {
+		if _, err := engineapi.SetUpgradeFrom(cfg, upgradeFrom); err != nil {
 			fmt.Fprintf(stderr, "seedfall: -upgrade-from: %v\n", err)
 			return nil, exitUsage
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/cli"
+	"github.com/seedfall/seedfall/internal/engineapi"
 )
 
 // cmdCrashes is `seedfall crashes`: every crash point of one seed's run, and at each the
@@ -34,7 +35,7 @@ func cmdCrashes(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
-	var opt engine.CrashStatesOptions
+	var opt engineapi.CrashStatesOptions
 	opt.Node = *node
 	opt.MaxStates = *maxStates
 	if *maxStates <= 0 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/cli"
+	"github.com/seedfall/seedfall/internal/engineapi"
 	"github.com/seedfall/seedfall/internal/explore"
 )
 
@@ -172,7 +173,7 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			progress = stderr
 		}
 		rep, cerr := cli.RunCrashes(ctx, cli.CrashesSpec{Sim: sim, Config: *cfgPath, Seed: e.Seed,
-			CrashStatesOptions: engine.CrashStatesOptions{Plan: &engine.FaultPlan{Seed: e.Seed, Faults: e.Faults}},
+			CrashStatesOptions: engineapi.CrashStatesOptions{Plan: &engine.FaultPlan{Seed: e.Seed, Faults: e.Faults}},
 			RecheckNS:          -1, Workers: *workers, Pool: rn, OutDir: dir, Progress: progress})
 		if cerr != nil {
 			fmt.Fprintf(stderr, "seedfall explore: crashes of corpus run %d: %v\n", i+1, cerr)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/engineapi"
 	"github.com/seedfall/seedfall/internal/worker"
 )
 
@@ -23,12 +24,12 @@ type CrashesSpec struct {
 	Sim    *engine.Sim
 	Config string // the config's path, for replay commands
 	Seed   uint64
-	engine.CrashStatesOptions
+	engineapi.CrashStatesOptions
 	// RestartNS is how long after each crash the node restarts (0: the config's
 	// faults.restart_delay, default 250ms).
 	RestartNS int64
 	// RecheckNS, when > 0, adds a process kill this long after the restart
-	// (engine.CrashStatePlan); when < 0, halfway between the restart and the end of the
+	// (engineapi.CrashStatePlan); when < 0, halfway between the restart and the end of the
 	// seed's own run (at least a second after the restart); 0: no kill.
 	RecheckNS int64
 	Workers   int
@@ -118,8 +119,8 @@ func SiteOf(where string) string {
 }
 
 type crashJob struct {
-	pt   engine.CrashPoint
-	st   engine.CrashState
+	pt   engineapi.CrashPoint
+	st   engineapi.CrashState
 	plan *engine.FaultPlan
 	res  *engine.Result
 }
@@ -136,7 +137,7 @@ func RunCrashes(ctx context.Context, sp CrashesSpec) (*CrashesReport, error) {
 	if restart <= 0 {
 		restart = int64(250 * time.Millisecond)
 	}
-	points, base, err := sp.Sim.CrashPoints(ctx, sp.Seed, sp.CrashStatesOptions)
+	points, base, err := engineapi.CrashPoints(ctx, sp.Sim, sp.Seed, sp.CrashStatesOptions)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +163,7 @@ func RunCrashes(ctx context.Context, sp CrashesSpec) (*CrashesReport, error) {
 			if recheck < 0 {
 				recheck = max(int64(time.Second), (base.EndNS-pt.AtNS-restart)/2)
 			}
-			jobs = append(jobs, &crashJob{pt: pt, st: st, plan: engine.CrashStatePlan(sp.Seed, pt, st, restart, recheck)})
+			jobs = append(jobs, &crashJob{pt: pt, st: st, plan: engineapi.CrashStatePlan(sp.Seed, pt, st, restart, recheck)})
 		}
 	}
 	rep.States = len(jobs)

@@ -1,7 +1,8 @@
 // Package engineapi is the part of the engine that seedfall's own commands, workers and
 // explorer use and an embedder does not: plan generation and renumbering, the built
-// modules and build counts, the coverage profile, the mutation operators' names, and the
-// provenance helpers that saving and replaying plans need. Keeping them here keeps
+// modules and build counts, the coverage profile, the mutation operators' names, the
+// upgrade-from revision, the crash-state probe of seedfall crashes and its plans, and
+// the provenance helpers that saving and replaying plans need. Keeping them here keeps
 // engine's public API to what an embedder needs (engine/api_test.go counts it).
 //
 // The functions that need the engine's insides come from internal/enginehook, which
@@ -56,3 +57,13 @@ func MutationNames() []string { return enginehook.MutationNames() }
 // (or a call-site mutation, engine.MutSitePrefix followed by a location). "" is no
 // mutation. Run makes the same check; the CLI makes it first, to fail before building.
 func CheckMutation(m string) error { return enginehook.CheckMutation(m) }
+
+// SetUpgradeFrom makes rev, a git revision of the repository the config is in, the old
+// build of every node with an "upgrade" option, keeping each node's mode: the Action's
+// input upgrade-from and the -upgrade-from flag of replay and run, which check a change
+// against the data its base revision writes. It returns the names of those nodes, in
+// config order. A config without any node with an upgrade is an error: which nodes
+// should change builds is the config's choice, not the revision's.
+func SetUpgradeFrom(c *engine.Config, rev string) ([]string, error) {
+	return enginehook.SetUpgradeFrom.(func(*engine.Config, string) ([]string, error))(c, rev)
+}

@@ -1,9 +1,11 @@
 package engineapi_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/engineapi"
 	"github.com/seedfall/seedfall/internal/enginehook"
 )
 
@@ -16,6 +18,8 @@ func TestHooksSet(t *testing.T) {
 		"RenumberFaults":       is[func([]engine.Fault) []engine.Fault](enginehook.RenumberFaults),
 		"WasmPaths":            is[func(*engine.Sim) []string](enginehook.WasmPaths),
 		"WriteCoverageProfile": is[func(string, *engine.Config) (string, error)](enginehook.WriteCoverageProfile),
+		"CrashPoints":          is[func(*engine.Sim, context.Context, uint64, engineapi.CrashStatesOptions) ([]engineapi.CrashPoint, *engine.Result, error)](enginehook.CrashPoints),
+		"SetUpgradeFrom":       is[func(*engine.Config, string) ([]string, error)](enginehook.SetUpgradeFrom),
 		"BuildCounts":          enginehook.BuildCounts != nil,
 		"MutationNames":        enginehook.MutationNames != nil,
 		"CheckMutation":        enginehook.CheckMutation != nil,

@@ -19,6 +19,12 @@ var (
 	BuildCounts func() (ran, skipped int64)
 	// MutationNames lists the OS-level mutation operators.
 	MutationNames func() []string
+	// CrashPoints is func(*engine.Sim, context.Context, uint64,
+	// crashstate.Options[*engine.FaultPlan]) ([]crashstate.Point[engine.Fault],
+	// *engine.Result, error).
+	CrashPoints any
+	// SetUpgradeFrom is func(*engine.Config, string) ([]string, error).
+	SetUpgradeFrom any
 	// CheckMutation returns an error naming the known operators when m is not one.
 	CheckMutation func(m string) error
 )
