@@ -381,16 +381,16 @@ func (c *Config) validate() error {
 	if err := validateStartOn(f.StartOn); err != nil {
 		return err
 	}
-	if err := f.FsyncEIO.validate("faults.fsync_eio", syncOpKinds); err != nil {
+	if err := f.FsyncEIO.Validate("faults.fsync_eio", syncOpKinds); err != nil {
 		return err
 	}
 	for _, d := range f.deviceFaults() {
-		if err := d.knob.validate("faults."+string(d.kind), d.ops); err != nil {
+		if err := d.knob.Validate("faults."+string(d.kind), d.ops); err != nil {
 			return err
 		}
 	}
 	if f.CrashMidOp != nil {
-		if err := f.CrashMidOp.validate("faults.crash_mid_op", diskOpKinds); err != nil {
+		if err := f.CrashMidOp.Validate("faults.crash_mid_op", diskOpKinds); err != nil {
 			return err
 		}
 	}

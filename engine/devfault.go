@@ -136,7 +136,7 @@ func (inc *incarnation) deviceHit(kind FaultKind, knob *DiskFault, read bool, n 
 		planned.Where = ""
 	}
 	if knob.P > 0 {
-		drawn := w.deviceStream(kind).Float64() < knob.P && knob.matches(match, []string{path})
+		drawn := w.deviceStream(kind).Float64() < knob.P && knob.Matches(match, []string{path})
 		if drawn && w.opt.plan == nil && !hit && w.now >= w.quietUntil {
 			hit = true
 		}

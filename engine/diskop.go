@@ -34,7 +34,7 @@ func (inc *incarnation) BeginDiskOp(kind, match string, paths []string, detail s
 	inc.opWhat = what
 	// A crash pinned to this op always fires; one armed by time fires in the first op
 	// that crash_mid_op is aimed at (every op unless it lists paths or ops).
-	if inc.crashAt == op.N || (inc.node.crashNextOp && inc.w.cfg.Faults.CrashMidOp.matches(match, paths)) {
+	if inc.crashAt == op.N || (inc.node.crashNextOp && inc.w.cfg.Faults.CrashMidOp.Matches(match, paths)) {
 		op.Crash = true
 	}
 	return op
@@ -152,7 +152,7 @@ func (inc *incarnation) syncShouldFail(n int64, kind, path string) bool {
 	if eio := &w.cfg.Faults.FsyncEIO; eio.P > 0 {
 		// Always draw, so a replayed plan consumes the disk stream as the original run did,
 		// and so that aiming the fault at some paths does not shift the draws of others.
-		hit := w.rngDisk.Float64() < eio.P && eio.matches(kind, []string{path})
+		hit := w.rngDisk.Float64() < eio.P && eio.Matches(kind, []string{path})
 		if hit && w.opt.plan == nil && !fail && w.now >= w.quietUntil {
 			fail = true
 		}
