@@ -258,20 +258,26 @@ func TestCorruptionTableCell(t *testing.T) {
 		"panic: log not found (in github.com/hashicorp/raft.NewRaft at hashicorp/raft@v1.8.0/api.go:617)")
 }
 
-// corruptionSweeps are the table's sweeps (seeds 1-6 of each config, -workers 1) and
-// whether each found a failure.
+// corruptionSweeps are the table's sweeps (-workers 1) and whether each found a
+// failure (README, "Device faults").
 var corruptionSweeps = []struct {
-	cfg  string
-	fail bool
+	cfg, seeds string
+	fail       bool
 }{
-	{"durable.corrupt.json", true},
+	{"durable.read_eio.json", "1-6", true},
+	{"durable.corrupt.json", "1-6", true},
+	{"durable.corrupt_read.json", "1-6", true},
+	{"durable.misdirected_write.json", "1-6", true},
+	{"durable.lost_write.json", "1-6", true},
+	{"durable.write_eio.json", "1-6", true},
+	{"durable.slow_io.json", "1-6", true},
 }
 
 func TestLongCorruptionTable(t *testing.T) {
 	long(t)
 	for _, s := range corruptionSweeps {
 		t.Run(s.cfg, func(t *testing.T) {
-			code, out := sf(t, "run", "-q", "-workers", "1", "-c", s.cfg, "-seeds", "1-6")
+			code, out := sf(t, "run", "-q", "-workers", "1", "-c", s.cfg, "-seeds", s.seeds)
 			if s.fail {
 				wantFail(t, code, out)
 			} else {
