@@ -146,6 +146,12 @@ var etcdCorruptionSweeps = []struct {
 	cfg, seeds string
 	fail       bool
 }{
+	{"seedfall.read_eio.json", "1-3", true},
 	{"seedfall.corrupt.json", "1-3", true},
+	{"seedfall.corrupt_read.json", "1-3", true},
+	{"seedfall.misdirected_write.json", "1-3", true},
 	{"seedfall.lost_write.json", "1-3", true},
+	{"seedfall.write_eio.json", "1-3", true},
+	// Every seed passes; the exit code is the inherited torn-tail property's failure.
+	{"seedfall.slow_io.json", "1-3", true},
 }

@@ -165,6 +165,17 @@ var natsCorruptionSweeps = []struct {
 	cfg, seeds string
 	fail       bool
 }{
+	{"seedfall.read_eio.json", "1-4", true},
 	{"seedfall.corrupt.json", "1-4", true},
+	{"seedfall.corrupt_read.json", "1-4", true},
+	{"seedfall.misdirected_write.json", "1-4", true},
 	{"seedfall.lost_write.json", "1-4", true},
+	{"seedfall.write_eio.json", "1-2", true},
+	{"seedfall.slow_io.json", "1-4", false},
+	{"seedfall.r3.read_eio.json", "1-2", true},
+	{"seedfall.r3.corrupt.json", "1-2", false},
+	{"seedfall.r3.corrupt_read.json", "1-2", false},
+	{"seedfall.r3.misdirected_write.json", "1-2", false},
+	{"seedfall.r3.lost_write.json", "1-2", false},
+	{"seedfall.r3.write_eio.json", "1-2", true},
 }

@@ -271,6 +271,13 @@ var corruptionSweeps = []struct {
 	{"durable.lost_write.json", "1-6", true},
 	{"durable.write_eio.json", "1-6", true},
 	{"durable.slow_io.json", "1-6", true},
+	{"strict.read_eio.json", "1-3", true},
+	{"strict.corrupt.json", "1-3", false},
+	{"strict.corrupt_read.json", "1-3", true},
+	{"strict.misdirected_write.json", "1-3", false},
+	{"strict.lost_write.json", "1-3", false},
+	{"strict.write_eio.json", "1-3", true},
+	{"strict.slow_io.json", "1-3", true},
 }
 
 func TestLongCorruptionTable(t *testing.T) {
