@@ -178,4 +178,5 @@ var natsCorruptionSweeps = []struct {
 	{"seedfall.r3.misdirected_write.json", "1-2", false},
 	{"seedfall.r3.lost_write.json", "1-2", false},
 	{"seedfall.r3.write_eio.json", "1-2", true},
+	{"seedfall.r3.slow_io.json", "1-2", true},
 }
