@@ -1,6 +1,8 @@
 package nutsdb_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/seedfall/seedfall/examples/exampletest"
@@ -22,4 +24,20 @@ func TestCorruptionTable(t *testing.T) {
 		{Config: "seedfall.write_eio.json", Kind: "write_eio", Seeds: "2-2", Want: "bucket.Meta: I/O error"},
 		{Config: "seedfall.slow_io.json", Kind: "slow_io", Seeds: "1-1"},
 	})
+}
+
+// Finding 19: a wrong read of bucket.Meta makes Open panic in (*Bucket).Decode, which
+// runs before the CRC check. The shrunk plan (an idle crash, then one wrong read at the
+// next start) panics unpatched; with patches/fix-bucket-decode-before-crc.patch the same
+// plan ends in the error the CRC check returns.
+func TestBucketDecodePanic(t *testing.T) {
+	const plan = "plans/corrupt_read-seed19.shrunk.json"
+	seed, _ := exampletest.ReadPlan(t, plan)
+	code, out := exampletest.Run(t, "replay", "-q", "-c", "seedfall.corrupt_read.json", "-seed", fmt.Sprint(seed), "-faults", plan)
+	exampletest.WantFail(t, code, out, "panic: runtime error: slice bounds out of range", "(*Bucket).Decode")
+	code, out = exampletest.Run(t, "replay", "-q", "-c", "seedfall.corrupt_read.decodefix.json", "-seed", fmt.Sprint(seed), "-faults", plan)
+	exampletest.WantFail(t, code, out, "open nutsdb: db.rebuildBucketManager err:bucket crc invalid")
+	if strings.Contains(out, "panic") {
+		t.Fatalf("patched: still panics:\n%s", out)
+	}
 }
