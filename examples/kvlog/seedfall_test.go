@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seedfall/seedfall/examples/exampletest"
 	"github.com/seedfall/seedfall/sim"
 )
 
@@ -26,7 +27,7 @@ var serverBin, clientBin string
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if testing.Short() {
-		os.Exit(m.Run()) // the tests skip themselves
+		os.Exit(exampletest.Main(m)) // the tests skip themselves
 	}
 	bin, err := os.MkdirTemp("", "kvlog-test-")
 	if err != nil {
@@ -40,7 +41,7 @@ func TestMain(m *testing.M) {
 	} else if err := build(clientBin, "./client"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	} else {
-		code = m.Run()
+		code = exampletest.Main(m)
 	}
 	os.RemoveAll(bin)
 	os.Exit(code)

@@ -130,3 +130,53 @@ func tail(s string) string {
 	}
 	return s
 }
+
+// The corruption table (docs/findings.md, "Corruption table (CORDS-style)"): one
+// representative cell by default. Seed 1 of seedfall.corrupt.json corrupts sectors of
+// the stream's 1.blk at a crash: the restarted server restores the messages before the
+// first bad one, says nothing else, and reuses the later sequence numbers, so the
+// client reads another message at an acknowledged sequence. The same seed's plan without
+// its corrupt faults passes.
+func TestCorruptionTableCell(t *testing.T) {
+	exampletest.CorruptionCell(t, "seedfall.corrupt.json", 1, "corrupt",
+		"Restored 9 messages for stream '$G > EVENTS'",
+		`acknowledged message seq 10 lost: want "event-9", the stream has "event-46"`)
+}
+
+// TestLongCorruptionTable runs the table's sweeps (README, "Device faults") and checks
+// each one's verdict.
+func TestLongCorruptionTable(t *testing.T) {
+	if !long() {
+		t.Skip("long sweep; set SEEDFALL_LONG=1")
+	}
+	for _, s := range natsCorruptionSweeps {
+		t.Run(s.cfg, func(t *testing.T) {
+			code, out := sf(t, "run", "-q", "-workers", "1", "-c", s.cfg, "-seeds", s.seeds)
+			if s.fail {
+				wantFail(t, code, out)
+			} else {
+				wantPass(t, code, out)
+			}
+		})
+	}
+}
+
+var natsCorruptionSweeps = []struct {
+	cfg, seeds string
+	fail       bool
+}{
+	{"seedfall.read_eio.json", "1-4", true},
+	{"seedfall.corrupt.json", "1-4", true},
+	{"seedfall.corrupt_read.json", "1-4", true},
+	{"seedfall.misdirected_write.json", "1-4", true},
+	{"seedfall.lost_write.json", "1-4", true},
+	{"seedfall.write_eio.json", "1-2", true},
+	{"seedfall.slow_io.json", "1-4", false},
+	{"seedfall.r3.read_eio.json", "1-2", true},
+	{"seedfall.r3.corrupt.json", "1-2", false},
+	{"seedfall.r3.corrupt_read.json", "1-2", false},
+	{"seedfall.r3.misdirected_write.json", "1-2", false},
+	{"seedfall.r3.lost_write.json", "1-2", false},
+	{"seedfall.r3.write_eio.json", "1-2", true},
+	{"seedfall.r3.slow_io.json", "1-2", true},
+}

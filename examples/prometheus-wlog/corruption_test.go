@@ -1,0 +1,24 @@
+package prometheuswlog_test
+
+import (
+	"testing"
+
+	"github.com/seedfall/seedfall/examples/exampletest"
+)
+
+// TestCorruptionTable checks prometheus tsdb/wlog's row of the corruption table
+// (docs/findings.md, "Corruption table (CORDS-style)"). The representative cell: one
+// unreadable sector in a segment, the reader reports it as a corruption, WL.Repair
+// truncates the log there and acknowledged writes are gone. SEEDFALL_CORRUPTION=1
+// checks every cell.
+func TestCorruptionTable(t *testing.T) {
+	exampletest.CheckTable(t, []exampletest.Cell{
+		{Config: "seedfall.read_eio.json", Kind: "read_eio", Seeds: "1-1", Want: "acknowledged write lost"},
+		{Config: "seedfall.corrupt.json", Kind: "corrupt", Seeds: "1-1", Want: "acknowledged write lost"},
+		{Config: "seedfall.corrupt_read.json", Kind: "corrupt_read", Seeds: "1-1", Want: "acknowledged write lost"},
+		{Config: "seedfall.misdirected_write.json", Kind: "misdirected_write", Seeds: "1-1", Want: "acknowledged write lost"},
+		{Config: "seedfall.lost_write.json", Kind: "lost_write", Seeds: "1-1", Want: "acknowledged write lost"},
+		{Config: "seedfall.write_eio.json", Kind: "write_eio", Seeds: "1-1"},
+		{Config: "seedfall.slow_io.json", Kind: "slow_io", Seeds: "1-1"},
+	})
+}
