@@ -46,7 +46,7 @@ func writeFiles(dir string, d *report.Data, results []engine.Result, groups []*g
 		}
 		fd := filepath.Join(dir, FaultsDir)
 		planPath := filepath.Join(fd, g.sig+".json")
-		plan := engine.FaultPlan{Seed: g.rep().Seed, Faults: g.shrunk, Provenance: g.rep().Provenance.ForPlan(planPath)}
+		plan := engine.FaultPlan{Seed: g.rep().Seed, Faults: g.shrunk, Swarm: g.rep().Swarm, Provenance: g.rep().Provenance.ForPlan(planPath)}
 		data, err := json.MarshalIndent(plan, "", "  ")
 		if err != nil {
 			return err

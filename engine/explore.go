@@ -9,13 +9,27 @@ package engine
 // GeneratePlan draws the faults the config's rates give for virtual times in
 // (from, horizon], from the plan stream of seed: the same draw as a run of that seed
 // without a plan (from 0) or as cause's re-randomized future after moment from. It is a
-// pure function of the config, seed and from.
+// pure function of the config, seed and from. Under swarm it draws at the seed's own
+// swarm draw (swarm.go), which the plan records.
 func (s *Sim) GeneratePlan(seed uint64, from int64) *FaultPlan {
+	return s.GeneratePlanSwarm(s.DrawSwarm(seed), seed, from)
+}
+
+// GeneratePlanSwarm is GeneratePlan at the rates of a given swarm draw (nil: the
+// config's own): an explorer that keeps a run's swarm, or draws another, generates
+// faults for it. The plan records the draw.
+func (s *Sim) GeneratePlanSwarm(sw SwarmDraw, seed uint64, from int64) *FaultPlan {
+	cfg := s.cfg
+	if sw != nil {
+		cfg = sw.apply(cfg)
+	}
 	var nodes []*node
 	for i, nc := range s.cfg.AllNodes() {
 		nodes = append(nodes, &node{idx: i, name: nc.Name, cfg: nc, workload: i == len(s.cfg.Nodes)})
 	}
-	return generatePlan(s.cfg, seed, from, nodes)
+	p := generatePlan(cfg, seed, from, nodes)
+	p.Swarm = sw
+	return p
 }
 
 // RenumberFaults returns fs with the incarnation of each fault pinned to a disk op made

@@ -36,6 +36,10 @@ type kindSpec struct {
 	// class is the fault's class, for FaultClasses and the report's colours (nil: the
 	// kind's name). The report's stylesheet has a colour per class (.k-CLASS).
 	class func(f Fault) string
+	// knob is the JSON name of the kind's rate or probability in the config's faults
+	// section ("crash_per_sec", "fsync_eio"): swarm testing draws it per seed (swarm.go).
+	// Empty: the kind is not drawn by rate, and swarm leaves it alone.
+	knob string
 }
 
 // faultKinds is every fault kind, in the order the docs and messages list them. It is
@@ -48,6 +52,7 @@ func kindTable() []*kindSpec {
 	return []*kindSpec{
 		{
 			kind:   FaultCrash,
+			knob:   "crash_per_sec",
 			pinned: true,
 			arm:    func(inc *incarnation, f Fault) { inc.crashAt = f.DiskOp },
 			apply: func(w *world, n *node, f Fault) {
@@ -113,6 +118,7 @@ func kindTable() []*kindSpec {
 		},
 		{
 			kind: FaultKill,
+			knob: "kill_per_sec",
 			apply: func(w *world, n *node, f Fault) {
 				if n.inc == nil || n.inc.state == incDone {
 					return // already down: nothing to kill
@@ -150,6 +156,7 @@ func kindTable() []*kindSpec {
 		},
 		{
 			kind: FaultPartition,
+			knob: "partition_per_sec",
 			apply: func(w *world, n *node, f Fault) {
 				w.applied = append(w.applied, f)
 				var b strings.Builder
@@ -170,6 +177,7 @@ func kindTable() []*kindSpec {
 		},
 		{
 			kind: FaultSplit,
+			knob: "split_per_sec",
 			apply: func(w *world, n *node, f Fault) {
 				w.applied = append(w.applied, f)
 				w.tracef("fault", "split %s for %s", f.groupsText(), formatDuration(f.DurationNS))
@@ -197,6 +205,7 @@ func kindTable() []*kindSpec {
 		},
 		{
 			kind: FaultLatency,
+			knob: "latency_spike_per_sec",
 			apply: func(w *world, n *node, f Fault) {
 				w.applied = append(w.applied, f)
 				w.tracef("fault", "latency %s +%s for %s", f.Node, formatDuration(f.LatencyNS), formatDuration(f.DurationNS))
@@ -210,6 +219,7 @@ func kindTable() []*kindSpec {
 		},
 		{
 			kind: FaultReset,
+			knob: "reset_per_sec",
 			apply: func(w *world, n *node, f Fault) {
 				if n.inc == nil {
 					return
@@ -221,6 +231,7 @@ func kindTable() []*kindSpec {
 		},
 		{
 			kind: FaultPause,
+			knob: "pause_per_sec",
 			apply: func(w *world, n *node, f Fault) {
 				if n.inc == nil {
 					return
@@ -244,6 +255,7 @@ func kindTable() []*kindSpec {
 		},
 		{
 			kind: FaultClockJump,
+			knob: "clock_jump_per_sec",
 			apply: func(w *world, n *node, f Fault) {
 				w.applied = append(w.applied, f)
 				n.wallJump += f.JumpNS
@@ -255,6 +267,7 @@ func kindTable() []*kindSpec {
 		},
 		{
 			kind: FaultClockSkew,
+			knob: "clock_skew_ppm",
 			apply: func(w *world, n *node, f Fault) {
 				w.applied = append(w.applied, f)
 				n.setSkew(w.now, f.SkewPPM)
@@ -273,6 +286,7 @@ func kindTable() []*kindSpec {
 		},
 		{
 			kind:   FaultFsyncEIO,
+			knob:   "fsync_eio",
 			pinned: true,
 			arm: func(inc *incarnation, f Fault) {
 				if inc.eioAt == nil {
