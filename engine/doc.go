@@ -28,7 +28,8 @@
 //	diskop.go      disk-op numbering and the faults aimed at disk ops (crash mid-op,
 //	               fsync EIO), the rest of wasi.Proc
 //	faultkind.go   every fault kind's entry: how it is armed and applied, its text, its
-//	               checks, how long it lasts, how shrink simplifies it, its class
+//	               checks, how long it lasts, how shrink simplifies it, its class, its knob
+//	swarm.go       swarm testing: each seed's draw of which kinds are on, at what rates
 //	plan.go, fault.go, diskfault.go, mutation.go   fault plans, faults, mutations
 //	config.go      the config file
 //	coverage.go    collecting the coverage of the system under test (engine/coverage
@@ -37,7 +38,7 @@
 //	image.go, image_sim.go, memimage_*.go   guests instantiated from a copy-on-write
 //	               memory image of their data segments
 //	profile.go, profile_pprof.go   replay -profile: a CPU profile of guests and host
-//	explore.go     what internal/explore needs: GeneratePlan, RenumberFaults
+//	explore.go     what internal/explore needs: GeneratePlan(Swarm), RenumberFaults
 //	sweep.go       property verdicts over a sweep
 //	debug_shrink.go, debug_cause.go, debug_diverge.go
 //	               debugging, built on Run: Shrink drops and simplifies faults while the

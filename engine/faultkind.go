@@ -8,7 +8,8 @@ import (
 
 // kindSpec is everything the engine knows about one fault kind, in one place. A new kind
 // is one entry of faultKinds, plus its generator (generatePlan) and its knob (the
-// "faults" section of the config); CONTRIBUTING.md walks through it.
+// "faults" section of the config, named in the entry's knob field so that swarm testing
+// draws it); CONTRIBUTING.md walks through it.
 type kindSpec struct {
 	kind FaultKind
 	// pinned: a fault of this kind may be pinned to a disk op of an incarnation
