@@ -45,7 +45,8 @@ type ShrinkResult struct {
 }
 
 // Shrink reduces a failing seed's faults with delta debugging (ddmin) while the failure
-// keeps its signature, then simplifies what remains (idle instead of mid-op crashes,
+// keeps its signature, turns off the kinds of a swarm draw that the failure does not
+// need (unless KeepSwarm), then simplifies what remains (idle instead of mid-op crashes,
 // shorter partitions and pauses). The result's plan replays exactly with RunOptions.Plan.
 func (s *Sim) Shrink(ctx context.Context, seed uint64, opt ShrinkOptions) (*ShrinkResult, error) {
 	start := time.Now()
