@@ -47,7 +47,7 @@ func writeFiles(dir string, d *report.Data, results []engine.Result, groups []*g
 		}
 		fd := filepath.Join(dir, FaultsDir)
 		planPath := filepath.Join(fd, g.sig+".json")
-		plan := engine.FaultPlan{Seed: g.rep().Seed, Faults: g.shrunk, Provenance: engineapi.ForPlan(g.rep().Provenance, planPath)}
+		plan := engine.FaultPlan{Seed: g.rep().Seed, Faults: g.shrunk, Swarm: g.rep().Swarm, Provenance: engineapi.ForPlan(g.rep().Provenance, planPath)}
 		data, err := json.MarshalIndent(plan, "", "  ")
 		if err != nil {
 			return err

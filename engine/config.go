@@ -191,6 +191,12 @@ type FaultConfig struct {
 	StartOn string `json:"start_on,omitempty"`
 	// StartAfter delays the first fault (default 50ms), so nodes can start.
 	StartAfter Duration `json:"start_after,omitempty"`
+	// Swarm draws, per seed, which fault kinds are on and their rates, each up to the
+	// value above (swarm testing, swarm.go): every kind whose knob is set is on with
+	// probability 1/2, at a value drawn from (0, the knob's value]. The draw is traced
+	// ("swarm: crash 0.31/s, partition off, ...") and recorded in the result and in a
+	// saved plan.
+	Swarm bool `json:"swarm,omitempty"`
 	// MaxFaults caps the faults in one generated plan (default 64 when absent; an
 	// explicit 0 means no generated faults).
 	MaxFaults *int `json:"max_faults,omitempty"`

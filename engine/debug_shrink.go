@@ -20,6 +20,10 @@ type ShrinkOptions struct {
 	// Run runs each seed (default: the Sim's own Run, in this process); a worker pool's
 	// Run (internal/worker) runs them in worker processes.
 	Run func(ctx context.Context, seed uint64, opt RunOptions) *Result
+	// KeepSwarm keeps the run's swarm draw as it is: shrink then turns no kind off, so
+	// the minimal faults replay under the original draw (for callers that keep only the
+	// faults, such as the Action's baseline).
+	KeepSwarm bool
 }
 
 // ShrinkResult is a minimal fault plan that still produces the original failure.
@@ -33,13 +37,16 @@ type ShrinkResult struct {
 	After     int        `json:"faults_after"`
 	Runs      int        `json:"runs"`
 	Exhausted bool       `json:"budget_exhausted,omitempty"`
+	// KindsOff are the fault kinds shrink turned off in the run's swarm draw.
+	KindsOff []FaultKind `json:"swarm_kinds_off,omitempty"`
 	// Replays is true when the minimal plan was run twice more with identical traces.
 	Replays bool  `json:"replays_exactly"`
 	WallNS  int64 `json:"wall_ns"`
 }
 
 // Shrink reduces a failing seed's faults with delta debugging (ddmin) while the failure
-// keeps its signature, then simplifies what remains (idle instead of mid-op crashes,
+// keeps its signature, turns off the kinds of a swarm draw that the failure does not
+// need (unless KeepSwarm), then simplifies what remains (idle instead of mid-op crashes,
 // shorter partitions and pauses). The result's plan replays exactly with RunOptions.Plan.
 func (s *Sim) Shrink(ctx context.Context, seed uint64, opt ShrinkOptions) (*ShrinkResult, error) {
 	start := time.Now()
@@ -63,7 +70,10 @@ func (s *Sim) Shrink(ctx context.Context, seed uint64, opt ShrinkOptions) (*Shri
 	}
 	var mu sync.Mutex
 	best := map[int]*Result{} // candidate index -> result, per batch
-	try := func(cands [][]Fault) []bool {
+	// sw is the swarm draw the candidates run under (swarm.go): the original run's, until
+	// shrink turns a kind off.
+	sw := orig.Swarm
+	try := func(cands [][]Fault, sw SwarmDraw) []bool {
 		ok := make([]bool, len(cands))
 		sem := make(chan struct{}, workers)
 		var wg sync.WaitGroup
@@ -73,7 +83,7 @@ func (s *Sim) Shrink(ctx context.Context, seed uint64, opt ShrinkOptions) (*Shri
 			go func(i int, c []Fault) {
 				defer wg.Done()
 				defer func() { <-sem }()
-				r := run(ctx, seed, RunOptions{Plan: &FaultPlan{Seed: seed, Faults: renumber(c)}})
+				r := run(ctx, seed, RunOptions{Plan: &FaultPlan{Seed: seed, Faults: renumber(c), Swarm: sw}})
 				good := r.Verdict == VerdictFail && r.Failure != nil && r.Failure.Signature == sig
 				mu.Lock()
 				res.Runs++
@@ -95,7 +105,7 @@ func (s *Sim) Shrink(ctx context.Context, seed uint64, opt ShrinkOptions) (*Shri
 	}
 	cur := append([]Fault(nil), orig.Faults...)
 	// The recorded plan must reproduce the failure; if it does not, replay is broken.
-	if ok := try([][]Fault{cur}); !ok[0] {
+	if ok := try([][]Fault{cur}, sw); !ok[0] {
 		return nil, fmt.Errorf("seed %d: replaying the recorded %d faults does not reproduce the failure (a determinism bug: run with -check)", seed, len(cur))
 	}
 	// ddmin: try removing chunks (complements), refining granularity.
@@ -110,7 +120,7 @@ func (s *Sim) Shrink(ctx context.Context, seed uint64, opt ShrinkOptions) (*Shri
 		if n <= 4 {
 			cands = append(cands, chunks...)
 		}
-		ok := try(cands)
+		ok := try(cands, sw)
 		reduced := false
 		for i, good := range ok {
 			if good {
@@ -132,8 +142,26 @@ func (s *Sim) Shrink(ctx context.Context, seed uint64, opt ShrinkOptions) (*Shri
 		}
 	}
 	if len(cur) == 1 && !outOfBudget() {
-		if ok := try([][]Fault{{}}); ok[0] {
+		if ok := try([][]Fault{{}}, sw); ok[0] {
 			cur = nil
+		}
+	}
+	// Under swarm, turn off each kind that is on, with its faults: a kind the failure
+	// does not need (its remaining faults, or its per-op draws such as fsync_eio) goes.
+	for _, kind := range sw.onKinds() {
+		if opt.KeepSwarm || outOfBudget() {
+			break
+		}
+		off, _ := sw.off(kind)
+		var cand []Fault
+		for _, f := range cur {
+			if f.Kind != kind {
+				cand = append(cand, f)
+			}
+		}
+		if ok := try([][]Fault{cand}, off); ok[0] {
+			cur, sw = cand, off
+			res.KindsOff = append(res.KindsOff, kind)
 		}
 	}
 	// Simplify each remaining fault.
@@ -141,7 +169,7 @@ func (s *Sim) Shrink(ctx context.Context, seed uint64, opt ShrinkOptions) (*Shri
 		for _, simpler := range simplifications(cur[i]) {
 			cand := append([]Fault(nil), cur...)
 			cand[i] = simpler
-			if ok := try([][]Fault{cand}); ok[0] {
+			if ok := try([][]Fault{cand}, sw); ok[0] {
 				cur = cand
 			}
 		}
@@ -151,7 +179,7 @@ func (s *Sim) Shrink(ctx context.Context, seed uint64, opt ShrinkOptions) (*Shri
 		cur = []Fault{}
 	}
 	// The minimal plan, run for its recorded faults (times and ops as they fired).
-	final := run(ctx, seed, RunOptions{Plan: &FaultPlan{Seed: seed, Faults: renumber(cur)}, Trace: true})
+	final := run(ctx, seed, RunOptions{Plan: &FaultPlan{Seed: seed, Faults: renumber(cur), Swarm: sw}, Trace: true})
 	res.Runs++
 	if final.Verdict != VerdictFail || final.Failure == nil || final.Failure.Signature != sig {
 		return nil, fmt.Errorf("seed %d: the minimal plan stopped reproducing the failure (a determinism bug)", seed)
@@ -163,7 +191,7 @@ func (s *Sim) Shrink(ctx context.Context, seed uint64, opt ShrinkOptions) (*Shri
 	if plain := withoutArmed(final.Faults); plain != nil {
 		final.Faults = plain
 	}
-	res.Plan = &FaultPlan{Seed: seed, Faults: final.Faults}
+	res.Plan = &FaultPlan{Seed: seed, Faults: final.Faults, Swarm: final.Swarm}
 	again := run(ctx, seed, RunOptions{Plan: res.Plan})
 	res.Runs++
 	res.Replays = again.TraceHash == final.TraceHash

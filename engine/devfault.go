@@ -62,6 +62,7 @@ const defaultSlowIOLatency = 200 * time.Millisecond
 func deviceKind(k FaultKind, class string) *kindSpec {
 	return &kindSpec{
 		kind:   k,
+		knob:   string(k), // the knob has the kind's name (faults.read_eio, ...)
 		pinned: true,
 		arm: func(inc *incarnation, f Fault) {
 			if inc.devAt == nil {

@@ -30,7 +30,8 @@
 //	diskop.go      disk-op numbering and the faults aimed at disk ops (crash mid-op,
 //	               fsync EIO), the rest of wasi.Proc
 //	faultkind.go   every fault kind's entry: how it is armed and applied, its text, its
-//	               checks, how long it lasts, how shrink simplifies it, its class
+//	               checks, how long it lasts, how shrink simplifies it, its class, its knob
+//	swarm.go       swarm testing: each seed's draw of which kinds are on, at what rates
 //	plan.go, fault.go, diskfault.go, mutation.go   fault plans, faults, mutations
 //	config.go      the config file
 //	coverage.go    collecting the coverage of the system under test (engine/coverage

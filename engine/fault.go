@@ -118,6 +118,9 @@ func (f *Fault) UnmarshalJSON(data []byte) error {
 type FaultPlan struct {
 	Seed   uint64  `json:"seed,omitempty"`
 	Faults []Fault `json:"faults"`
+	// Swarm is the swarm draw the plan's run had (swarm.go): a replay runs under it, so
+	// its rates and probabilities are those of the original run.
+	Swarm SwarmDraw `json:"swarm,omitempty"`
 	// Provenance records the build the plan was saved from; replay warns when it differs.
 	Provenance *Provenance `json:"provenance,omitempty"`
 }

@@ -10,7 +10,8 @@ import (
 
 // kindSpec is everything the engine knows about one fault kind, in one place. A new kind
 // is one entry of faultKinds, plus its generator (generatePlan) and its knob (the
-// "faults" section of the config); CONTRIBUTING.md walks through it.
+// "faults" section of the config, named in the entry's knob field so that swarm testing
+// draws it); CONTRIBUTING.md walks through it.
 type kindSpec struct {
 	kind FaultKind
 	// pinned: a fault of this kind may be pinned to a disk op of an incarnation
@@ -38,6 +39,10 @@ type kindSpec struct {
 	// class is the fault's class, for FaultClasses and the report's colours (nil: the
 	// kind's name). The report's stylesheet has a colour per class (.k-CLASS).
 	class func(f Fault) string
+	// knob is the JSON name of the kind's rate or probability in the config's faults
+	// section ("crash_per_sec", "fsync_eio"): swarm testing draws it per seed (swarm.go).
+	// Empty: the kind is not drawn by rate, and swarm leaves it alone.
+	knob string
 }
 
 // faultKinds is every fault kind, in the order the docs and messages list them. It is
@@ -50,6 +55,7 @@ func kindTable() []*kindSpec {
 	return []*kindSpec{
 		{
 			kind:   FaultCrash,
+			knob:   "crash_per_sec",
 			pinned: true,
 			arm:    func(inc *incarnation, f Fault) { inc.crashAt = f.DiskOp },
 			apply: func(w *world, n *node, f Fault) {
@@ -140,6 +146,7 @@ func kindTable() []*kindSpec {
 		},
 		{
 			kind: FaultKill,
+			knob: "kill_per_sec",
 			apply: func(w *world, n *node, f Fault) {
 				if n.inc == nil || n.inc.state == incDone {
 					return // already down: nothing to kill
@@ -177,6 +184,7 @@ func kindTable() []*kindSpec {
 		},
 		{
 			kind: FaultPartition,
+			knob: "partition_per_sec",
 			apply: func(w *world, n *node, f Fault) {
 				w.applied = append(w.applied, f)
 				var b strings.Builder
@@ -197,6 +205,7 @@ func kindTable() []*kindSpec {
 		},
 		{
 			kind: FaultSplit,
+			knob: "split_per_sec",
 			apply: func(w *world, n *node, f Fault) {
 				w.applied = append(w.applied, f)
 				w.tracef("fault", "split %s for %s", f.groupsText(), formatDuration(f.DurationNS))
@@ -224,6 +233,7 @@ func kindTable() []*kindSpec {
 		},
 		{
 			kind: FaultLatency,
+			knob: "latency_spike_per_sec",
 			apply: func(w *world, n *node, f Fault) {
 				w.applied = append(w.applied, f)
 				w.tracef("fault", "latency %s +%s for %s", f.Node, formatDuration(f.LatencyNS), formatDuration(f.DurationNS))
@@ -237,6 +247,7 @@ func kindTable() []*kindSpec {
 		},
 		{
 			kind: FaultReset,
+			knob: "reset_per_sec",
 			apply: func(w *world, n *node, f Fault) {
 				if n.inc == nil {
 					return
@@ -248,6 +259,7 @@ func kindTable() []*kindSpec {
 		},
 		{
 			kind: FaultPause,
+			knob: "pause_per_sec",
 			apply: func(w *world, n *node, f Fault) {
 				if n.inc == nil {
 					return
@@ -271,6 +283,7 @@ func kindTable() []*kindSpec {
 		},
 		{
 			kind: FaultClockJump,
+			knob: "clock_jump_per_sec",
 			apply: func(w *world, n *node, f Fault) {
 				w.applied = append(w.applied, f)
 				n.wallJump += f.JumpNS
@@ -282,6 +295,7 @@ func kindTable() []*kindSpec {
 		},
 		{
 			kind: FaultClockSkew,
+			knob: "clock_skew_ppm",
 			apply: func(w *world, n *node, f Fault) {
 				w.applied = append(w.applied, f)
 				n.setSkew(w.now, f.SkewPPM)
@@ -300,6 +314,7 @@ func kindTable() []*kindSpec {
 		},
 		{
 			kind:   FaultFsyncEIO,
+			knob:   "fsync_eio",
 			pinned: true,
 			arm: func(inc *incarnation, f Fault) {
 				if inc.eioAt == nil {

@@ -16,6 +16,10 @@ import (
 // points, and the CLI and the Action the upgrade-from revision.
 func init() {
 	enginehook.GeneratePlan = func(s *Sim, seed uint64, from int64) *FaultPlan { return s.generatePlan(seed, from) }
+	enginehook.GeneratePlanSwarm = func(s *Sim, sw SwarmDraw, seed uint64, from int64) *FaultPlan {
+		return s.generatePlanSwarm(sw, seed, from)
+	}
+	enginehook.DrawSwarm = func(s *Sim, seed uint64) SwarmDraw { return s.drawSwarmFor(seed) }
 	enginehook.RenumberFaults = renumber
 	enginehook.WasmPaths = func(s *Sim) []string { return s.wasmPaths }
 	enginehook.WriteCoverageProfile = writeCoverageProfile
@@ -30,10 +34,24 @@ func init() {
 // (from, horizon], from the plan stream of seed: the same draw as a run of that seed
 // without a plan (from 0) or as cause's re-randomized future after moment from. It is a
 // pure function of the config, seed and from.
+// Under swarm it draws at the seed's own swarm draw (swarm.go), which the plan records.
 func (s *Sim) generatePlan(seed uint64, from int64) *FaultPlan {
+	return s.generatePlanSwarm(s.drawSwarmFor(seed), seed, from)
+}
+
+// generatePlanSwarm is generatePlan at the rates of a given swarm draw (nil: the
+// config's own): an explorer that keeps a run's swarm, or draws another, generates
+// faults for it. The plan records the draw.
+func (s *Sim) generatePlanSwarm(sw SwarmDraw, seed uint64, from int64) *FaultPlan {
+	cfg := s.cfg
+	if sw != nil {
+		cfg = sw.apply(cfg)
+	}
 	var nodes []*node
 	for i, nc := range s.cfg.AllNodes() {
 		nodes = append(nodes, &node{idx: i, name: nc.Name, cfg: nc, workload: i == len(s.cfg.Nodes)})
 	}
-	return generatePlan(s.cfg, seed, from, nodes)
+	p := generatePlan(cfg, seed, from, nodes)
+	p.Swarm = sw
+	return p
 }

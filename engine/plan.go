@@ -151,6 +151,9 @@ func clockSkews(cfg *Config, seed uint64, nodes []*node) {
 // installPlan puts the run's faults on the event queue: the given plan, or one drawn
 // from the seed.
 func (w *world) installPlan() {
+	if w.swarm != nil {
+		w.tracef("world", "swarm: %s", w.swarm)
+	}
 	var plan *FaultPlan
 	switch {
 	case w.opt.plan != nil:

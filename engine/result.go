@@ -85,6 +85,8 @@ type Result struct {
 	Failure *Failure `json:"failure,omitempty"`
 	// Faults lists the faults that were applied, in order.
 	Faults []Fault `json:"faults"`
+	// Swarm is the run's swarm draw (nil: no swarm); a plan saved from the run keeps it.
+	Swarm SwarmDraw `json:"swarm,omitempty"`
 	// Properties are the run's property hits, sorted by name.
 	Properties []PropertyHit `json:"properties,omitempty"`
 	// TraceHash identifies the run: two runs with the same hash did the same thing.

@@ -46,6 +46,7 @@ func (w *world) result() *Result {
 		Verdict:    w.verdict,
 		Failure:    w.failure,
 		Faults:     w.applied,
+		Swarm:      w.swarm,
 		TraceLines: w.traceN,
 		EndNS:      w.now,
 		Stats:      w.stats,

@@ -58,10 +58,13 @@ type world struct {
 
 	net *netsim.Network
 
-	trace       []string
-	traceN      int
-	traceHash   hash.Hash
-	applied     []Fault
+	trace     []string
+	traceN    int
+	traceHash hash.Hash
+	applied   []Fault
+	// swarm is the run's swarm draw (nil: no swarm); cfg is then the config with its
+	// values (swarm.go).
+	swarm       SwarmDraw
 	planned     []Fault
 	faultGen    int
 	props       map[string]*PropertyHit
@@ -228,6 +231,10 @@ func newWorld(s *Sim, seed uint64, opt runOptions) *world {
 		yield:     make(chan struct{}),
 		traceHash: sha256.New(),
 		props:     map[string]*PropertyHit{},
+	}
+	if sw := runSwarm(s.cfg, seed, opt.plan); sw != nil {
+		w.swarm = sw
+		w.cfg = sw.apply(s.cfg)
 	}
 	w.net = netsim.New(w, netsim.Config{
 		Latency: int64(s.cfg.Faults.Latency), Jitter: int64(s.cfg.Faults.Jitter),

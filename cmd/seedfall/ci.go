@@ -128,7 +128,7 @@ func (e *ciEngine) Shrink(ctx context.Context, path string, r engine.Result, bud
 		return ci.Shrunk{}, err
 	}
 	defer pool.Close()
-	res, err := s.Shrink(ctx, r.Seed, engine.ShrinkOptions{Budget: budget, Run: pool.Run})
+	res, err := s.Shrink(ctx, r.Seed, engine.ShrinkOptions{Budget: budget, Run: pool.Run, KeepSwarm: true})
 	if err != nil {
 		return ci.Shrunk{}, err
 	}

@@ -353,3 +353,31 @@ func TestRunSpinEverySeed(t *testing.T) {
 		t.Errorf("%d results with %d signatures, want 3 with 1", len(rs), len(sigs))
 	}
 }
+
+// TestRunStopOnFail: -stop-on-fail with one worker runs exactly the seeds up to the
+// first failing one and reports its position; on a config that passes, every seed runs.
+func TestRunStopOnFail(t *testing.T) {
+	t.Parallel()
+	sum := func(args ...string) (int, map[string]any) {
+		code, stdout, stderr := runCLI(t, append([]string{"run", "-workers", "1", "-stop-on-fail", "-json", "-q"}, args...)...)
+		var m map[string]any
+		if err := json.Unmarshal([]byte(stdout), &m); err != nil {
+			t.Fatalf("summary: %v\n%s\n%s", err, stdout, stderr)
+		}
+		return code, m
+	}
+	// kvlog's seed 2 is its first failing seed (seed 1 passes).
+	code, m := sum("-c", kvlogBuggy, "-seeds", "1-20")
+	if code != exitFail || m["first_failure_run"] != 2.0 || m["seeds"] != 2.0 {
+		t.Fatalf("buggy: exit %d, first_failure_run %v, seeds %v; want 1, 2, 2", code, m["first_failure_run"], m["seeds"])
+	}
+	// From seed 2 on, the first run fails.
+	if _, m := sum("-c", kvlogBuggy, "-seeds", "2-20"); m["first_failure_run"] != 1.0 || m["seeds"] != 1.0 {
+		t.Fatalf("from seed 2: first_failure_run %v, seeds %v", m["first_failure_run"], m["seeds"])
+	}
+	// Negative control: the fixed server never fails, so nothing stops the sweep.
+	code, m = sum("-c", kvlogFixed, "-seeds", "1-5")
+	if code != exitPass || m["first_failure_run"] != nil || m["seeds"] != 5.0 {
+		t.Fatalf("fixed: exit %d, first_failure_run %v, seeds %v", code, m["first_failure_run"], m["seeds"])
+	}
+}

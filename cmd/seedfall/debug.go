@@ -82,6 +82,13 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		note = " (budget exhausted: the plan is smaller, maybe not minimal)"
 	}
 	fmt.Fprintf(stdout, "shrunk %d -> %d faults in %d runs, %.1fs%s\n", res.Before, len(before), res.Runs, time.Duration(res.WallNS).Seconds(), note)
+	if res.Plan.Swarm != nil {
+		off := ""
+		if len(res.KindsOff) > 0 {
+			off = fmt.Sprintf(" (turned off: %v)", res.KindsOff)
+		}
+		fmt.Fprintf(stdout, "swarm: %s%s\n", res.Plan.Swarm, off)
+	}
 	if res.Replays {
 		fmt.Fprintf(stdout, "minimal plan saved to %s; it replays exactly:\n  %s\n", planFile, replay)
 	} else {

@@ -140,7 +140,7 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return bad("-plans: %v", err)
 		}
 		p := filepath.Join(*plans, fmt.Sprintf("run-%d-seed-%d.faults.json", r.Index, r.Seed))
-		if err := cli.SavePlan(p, &engine.FaultPlan{Seed: r.Seed, Faults: res.Faults, Provenance: prov}); err != nil {
+		if err := cli.SavePlan(p, &engine.FaultPlan{Seed: r.Seed, Faults: res.Faults, Swarm: res.Swarm, Provenance: prov}); err != nil {
 			return bad("-plans: %v", err)
 		}
 		planOf[res] = p

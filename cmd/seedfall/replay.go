@@ -87,7 +87,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 	}
 	if *save != "" {
-		if err := cli.SavePlan(*save, &engine.FaultPlan{Seed: *seed, Faults: r.Faults, Provenance: now}); err != nil {
+		if err := cli.SavePlan(*save, &engine.FaultPlan{Seed: *seed, Faults: r.Faults, Swarm: r.Swarm, Provenance: now}); err != nil {
 			fmt.Fprintf(stderr, "seedfall replay: -save: %v\n", err)
 			return exitUsage
 		}

@@ -157,6 +157,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	inproc := fs.Bool("inproc", false, "run seeds in this process instead of worker processes (no protection against guests that spin)")
 	mutation := fs.String("mutation", "", "run under a durability mutation of the simulated OS")
 	quiet := fs.Bool("q", false, "no progress output")
+	stopOnFail := fs.Bool("stop-on-fail", false, "stop at the first failing seed (with -workers 1: exactly the seeds up to it); the summary gives its position in the seed list")
 	coverDir := fs.String("cover", "", "write Go's coverage data of the sweep to `dir` (needs the config's \"coverage\" field)")
 	if code, stop := parseFlags(fs, args); stop {
 		return code
@@ -200,7 +201,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	t0 := time.Now()
 	results, err := cli.Sweep(ctx, cli.SweepSpec{Sim: sim, Seeds: seeds, Check: *check, Mutation: *mutation, Workers: *workers, InProc: *inproc, Progress: progress, OutDir: outDir,
-		Coverage: covSum, KeepCoverage: *out != ""})
+		Coverage: covSum, KeepCoverage: *out != "", StopOnFail: *stopOnFail})
 	if err != nil && len(results) == 0 {
 		fmt.Fprintf(stderr, "seedfall run: %v\n", err)
 		return exitUsage
@@ -210,6 +211,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	sum := cli.Summarize(*cfgPath, results)
 	sum.WallSec = time.Since(t0).Seconds()
+	if *stopOnFail {
+		sum.FirstFailureRun = firstFailureRun(seeds, results)
+	}
 	if c := covSum.Coverage(); c != nil {
 		if *coverDir != "" {
 			if err := coverage.WriteDir(*coverDir, c); err != nil {
@@ -253,6 +257,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitPass
 	}
 	code = printSweep(stdout, sum, *cfgPath)
+	if *stopOnFail {
+		if sum.FirstFailureRun > 0 {
+			fmt.Fprintf(stdout, "stopped at the first failure: seed %d, run %d of the seed list\n", seeds[sum.FirstFailureRun-1], sum.FirstFailureRun)
+		} else {
+			fmt.Fprintf(stdout, "no failure in %s\n", plural(len(results), "run", "runs"))
+		}
+	}
 	if !*quiet {
 		fmt.Fprintf(stderr, "%d seeds in %.1fs (%.1f seeds/s)\n", len(results), sum.WallSec, float64(len(results))/sum.WallSec)
 	}
@@ -284,4 +295,21 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	return exitPass
+}
+
+// firstFailureRun is the 1-based position in seeds of the first seed whose result
+// failed (0: none).
+func firstFailureRun(seeds []uint64, results []*engine.Result) int {
+	failed := map[uint64]bool{}
+	for _, r := range results {
+		if r.Failed() {
+			failed[r.Seed] = true
+		}
+	}
+	for i, s := range seeds {
+		if failed[s] {
+			return i + 1
+		}
+	}
+	return 0
 }

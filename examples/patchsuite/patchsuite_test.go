@@ -54,6 +54,7 @@ var cases = []patchCase{
 	// The filestore tests of nats-server take far longer than the rest together: the
 	// stream-creation and recovery tests around the patched newFileStoreWithCreated.
 	{example: "nats", patch: "metasum-rewrite.patch", run: "TestFileStore(Basic|MsgHeaders|Recover|Meta|Create|StreamStateDeleted|Snapshot)"},
+	{example: "nutsdb", patch: "fix-bucket-decode-before-crc.patch"},
 	{example: "nutsdb", patch: "fix-bucket-meta-fsync-and-dir-fsync.patch"},
 	{example: "nutsdb", patch: "fix-bucket-meta-fsync.patch"},
 	{example: "nutsdb", patch: "fix-torn-tail.patch"},

@@ -22,6 +22,10 @@ type ShrinkReport struct {
 	Exhausted     bool           `json:"budget_exhausted,omitempty"`
 	Failure       ShrinkFailure  `json:"failure"`
 	Plan          []engine.Fault `json:"plan"`
+	// Swarm is the minimal plan's swarm draw and SwarmKindsOff the kinds shrink turned
+	// off in it (swarm runs only).
+	Swarm         engine.SwarmDraw   `json:"swarm,omitempty"`
+	SwarmKindsOff []engine.FaultKind `json:"swarm_kinds_off,omitempty"`
 }
 
 // ShrinkFailure is the failure the minimal plan produces.
@@ -38,7 +42,7 @@ func NewShrinkReport(res *engine.ShrinkResult, planFile, replay string) ShrinkRe
 	return ShrinkReport{Seed: res.Seed, Signature: res.Signature, FaultsBefore: res.Before, MinimalFaults: len(before),
 		Runs: res.Runs, PlanFile: planFile, Replay: replay, ReplaysExact: res.Replays, Exhausted: res.Exhausted,
 		Failure: ShrinkFailure{Reason: res.Minimal.Failure.Reason, AtNS: res.Minimal.Failure.AtNS, FaultsBeforeFailure: FaultLines(before)},
-		Plan:    res.Plan.Faults}
+		Plan:    res.Plan.Faults, Swarm: res.Plan.Swarm, SwarmKindsOff: res.KindsOff}
 }
 
 // CauseBars renders the P(fail) curve one moment a line: time, percentage, a bar, and

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/seedfall/seedfall/engine"
@@ -65,6 +66,23 @@ func TestSavePlanRecordsConfigRelativeToPlan(t *testing.T) {
 		}
 		if prov.Config != cfg {
 			t.Errorf("SavePlan changed the caller's provenance to %q", prov.Config)
+		}
+	}
+}
+
+// TestParsePlanSwarm: a plan's swarm draw is read back as saved; an unknown knob or a
+// negative value is an error naming the file and the knob.
+func TestParsePlanSwarm(t *testing.T) {
+	p, err := ParsePlan("p.json", []byte(`{"seed":3,"faults":[],"swarm":{"crash_per_sec":0.25,"partition_per_sec":0}}`))
+	if err != nil || p.Swarm["crash_per_sec"] != 0.25 || len(p.Swarm) != 2 {
+		t.Fatalf("plan %+v, err %v", p, err)
+	}
+	for _, tc := range []struct{ text, want string }{
+		{`{"faults":[],"swarm":{"crash_per_sex":1}}`, `p.json: swarm: "crash_per_sex" is not a swarm knob`},
+		{`{"faults":[],"swarm":{"crash_per_sec":-1}}`, `p.json: swarm: crash_per_sec -1: want a value of 0 (off) or more`},
+	} {
+		if _, err := ParsePlan("p.json", []byte(tc.text)); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.text, err, tc.want)
 		}
 	}
 }

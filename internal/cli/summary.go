@@ -19,12 +19,16 @@ type SweepSummary struct {
 	Horizon int    `json:"horizon"`
 	// Liveness counts the failed seeds whose workload never finished (by the horizon,
 	// or within liveness.quiet of the last fault); they are part of Failed.
-	Liveness   int  `json:"liveness"`
-	Watchdog   int  `json:"watchdog"`
-	Errors     int  `json:"errors"`
-	Checked    bool `json:"checked"`
-	Diverged   int  `json:"diverged"`
-	LinUnknown int  `json:"lin_unknown"`
+	Liveness int  `json:"liveness"`
+	Watchdog int  `json:"watchdog"`
+	Errors   int  `json:"errors"`
+	Checked  bool `json:"checked"`
+	// FirstFailureRun is, for a sweep with -stop-on-fail, the 1-based position in the
+	// seed list of the first seed that failed (0: none did): the runs it took to find a
+	// failure.
+	FirstFailureRun int `json:"first_failure_run,omitempty"`
+	Diverged        int `json:"diverged"`
+	LinUnknown      int `json:"lin_unknown"`
 	// FailStopRestarts counts restarts of fail-stop nodes (on_exit "restart") after
 	// their own exits, over the sweep, and FailStopSeeds the seeds that had any.
 	FailStopRestarts int              `json:"fail_stop_restarts,omitempty"`

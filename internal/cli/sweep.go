@@ -49,6 +49,11 @@ type SweepSpec struct {
 	// one sum instead of a coverage per seed.
 	Coverage     *coverage.Sum
 	KeepCoverage bool
+	// StopOnFail stops the sweep once a seed has failed (Result.Failed): no more seeds
+	// are handed out, those in flight are stopped and left out, and the sweep returns no
+	// error for it. With one worker the results are exactly the seeds up to the first
+	// failing one.
+	StopOnFail bool
 }
 
 // Sweep runs the seeds, in worker processes unless InProc. When ctx is done it stops
@@ -56,6 +61,28 @@ type SweepSpec struct {
 // the seeds that finished with ctx's error; a seed cut short by the cancellation is
 // left out, not counted as an error.
 func Sweep(ctx context.Context, sp SweepSpec) ([]*engine.Result, error) {
+	if sp.StopOnFail {
+		parent := ctx
+		stop, cancel := context.WithCancel(ctx)
+		defer cancel()
+		sp.StopOnFail = false
+		inner := sp.OnProgress
+		failedSeen := false
+		sp.OnProgress = func(done, failed, total int) {
+			if failed > 0 && !failedSeen {
+				failedSeen = true
+				cancel()
+			}
+			if inner != nil {
+				inner(done, failed, total)
+			}
+		}
+		results, err := Sweep(stop, sp)
+		if err != nil && failedSeen && parent.Err() == nil {
+			err = nil // stopped at the failure, as asked
+		}
+		return results, err
+	}
 	total := len(sp.Seeds)
 	done, failed := 0, 0
 	start := time.Now()

@@ -22,6 +22,19 @@ func GeneratePlan(s *engine.Sim, seed uint64, from int64) *engine.FaultPlan {
 	return enginehook.GeneratePlan.(func(*engine.Sim, uint64, int64) *engine.FaultPlan)(s, seed, from)
 }
 
+// GeneratePlanSwarm is GeneratePlan at the rates of a given swarm draw (nil: the
+// config's own): an explorer that keeps a run's swarm, or draws another, generates
+// faults for it. The plan records the draw.
+func GeneratePlanSwarm(s *engine.Sim, sw engine.SwarmDraw, seed uint64, from int64) *engine.FaultPlan {
+	return enginehook.GeneratePlanSwarm.(func(*engine.Sim, engine.SwarmDraw, uint64, int64) *engine.FaultPlan)(s, sw, seed, from)
+}
+
+// DrawSwarm is the swarm draw of seed for s's config (nil when the config does not ask
+// for swarm): which fault kinds are on and at what rates (docs/faults.md, swarm).
+func DrawSwarm(s *engine.Sim, seed uint64) engine.SwarmDraw {
+	return enginehook.DrawSwarm.(func(*engine.Sim, uint64) engine.SwarmDraw)(s, seed)
+}
+
 // RenumberFaults returns fs with the incarnation of each fault pinned to a disk op made
 // consistent with the crashes before it: a node's k-th life comes after k-1 crashes
 // that restart it. Shrink does this after dropping faults; an explorer after adding,

@@ -16,6 +16,8 @@ func TestHooksSet(t *testing.T) {
 	for name, ok := range map[string]bool{
 		"GeneratePlan":         is[func(*engine.Sim, uint64, int64) *engine.FaultPlan](enginehook.GeneratePlan),
 		"RenumberFaults":       is[func([]engine.Fault) []engine.Fault](enginehook.RenumberFaults),
+		"GeneratePlanSwarm":    is[func(*engine.Sim, engine.SwarmDraw, uint64, int64) *engine.FaultPlan](enginehook.GeneratePlanSwarm),
+		"DrawSwarm":            is[func(*engine.Sim, uint64) engine.SwarmDraw](enginehook.DrawSwarm),
 		"WasmPaths":            is[func(*engine.Sim) []string](enginehook.WasmPaths),
 		"WriteCoverageProfile": is[func(string, *engine.Config) (string, error)](enginehook.WriteCoverageProfile),
 		"CrashPoints":          is[func(*engine.Sim, context.Context, uint64, engineapi.CrashStatesOptions) ([]engineapi.CrashPoint, *engine.Result, error)](enginehook.CrashPoints),

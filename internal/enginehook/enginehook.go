@@ -8,6 +8,10 @@ package enginehook
 var (
 	// GeneratePlan is func(s *engine.Sim, seed uint64, from int64) *engine.FaultPlan.
 	GeneratePlan any
+	// GeneratePlanSwarm is func(s *engine.Sim, sw engine.SwarmDraw, seed uint64, from int64) *engine.FaultPlan.
+	GeneratePlanSwarm any
+	// DrawSwarm is func(s *engine.Sim, seed uint64) engine.SwarmDraw.
+	DrawSwarm any
 	// RenumberFaults is func([]engine.Fault) []engine.Fault.
 	RenumberFaults any
 	// WasmPaths is func(*engine.Sim) []string.

@@ -99,6 +99,12 @@ func Explore(ctx context.Context, opt Options) ([]Run, *State, error) {
 	if opt.Sim != nil {
 		sim := opt.Sim
 		env.Generate = func(seed uint64, from int64) []engine.Fault { return engineapi.GeneratePlan(sim, seed, from).Faults }
+		if sim.Config().Faults.Swarm {
+			env.DrawSwarm = func(seed uint64) engine.SwarmDraw { return engineapi.DrawSwarm(sim, seed) }
+			env.GenerateSwarm = func(sw engine.SwarmDraw, seed uint64, from int64) []engine.Fault {
+				return engineapi.GeneratePlanSwarm(sim, sw, seed, from).Faults
+			}
+		}
 		env.RestartNS = int64(sim.Config().Faults.RestartDelay)
 	}
 	var runs []Run
@@ -153,15 +159,24 @@ func derive(rng *rand.Rand, st *State, env *Env, fresh float64) Run {
 	for try := 0; try < 8; try++ {
 		ei := pickEntry(rng, st)
 		e := st.Corpus[ei]
-		op := Ops[pickOp(rng, st)]
-		seed, faults, ok := op.Apply(rng, e, env)
+		ops := env.ops()
+		op := ops[pickOp(rng, st, ops)]
+		var seed uint64
+		var faults []engine.Fault
+		var ok bool
+		sw := e.Swarm
+		if op.ApplySwarm != nil {
+			seed, faults, sw, ok = op.ApplySwarm(rng, e, env)
+		} else {
+			seed, faults, ok = op.Apply(rng, e, env)
+		}
 		if !ok {
 			continue
 		}
 		if faults == nil {
 			faults = []engine.Fault{}
 		}
-		return Run{Seed: seed, Op: op.Name, Parent: st.corpusRun[ei], Plan: &engine.FaultPlan{Seed: seed, Faults: faults}}
+		return Run{Seed: seed, Op: op.Name, Parent: st.corpusRun[ei], Plan: &engine.FaultPlan{Seed: seed, Faults: faults, Swarm: sw}}
 	}
 	return Run{Seed: freshSeed(rng), Op: "fresh"}
 }
@@ -169,10 +184,10 @@ func derive(rng *rand.Rand, st *State, env *Env, fresh float64) Run {
 // pickOp draws an operator, weighted by its record so far: the share of its runs that
 // reached something new, times its prior (an operator that keeps finding new paths is
 // used more, one that never does still gets a tenth of its prior share).
-func pickOp(rng *rand.Rand, st *State) int {
-	w := make([]float64, len(Ops))
+func pickOp(rng *rand.Rand, st *State, ops []Op) int {
+	w := make([]float64, len(ops))
 	total := 0.0
-	for i, op := range Ops {
+	for i, op := range ops {
 		v := 1.0
 		if s := st.OpStats[op.Name]; s != nil {
 			v = float64(1+s.New) / float64(1+s.Runs)
@@ -246,7 +261,7 @@ func (st *State) add(c *Run) {
 	if c.New == 0 || r.Verdict == engine.VerdictError {
 		return
 	}
-	st.Corpus = append(st.Corpus, &Entry{Seed: c.Seed, Faults: r.Faults, EndNS: r.EndNS, Ops: a.Ops, New: c.New, Features: a.Features})
+	st.Corpus = append(st.Corpus, &Entry{Seed: c.Seed, Faults: r.Faults, Swarm: r.Swarm, EndNS: r.EndNS, Ops: a.Ops, New: c.New, Features: a.Features})
 	st.corpusRun = append(st.corpusRun, c.Index)
 }
 

@@ -14,8 +14,11 @@ import (
 type Entry struct {
 	Seed   uint64
 	Faults []engine.Fault
-	EndNS  int64
-	Ops    []DiskOp
+	// Swarm is the run's swarm draw (nil: no swarm); runs derived from the entry keep it,
+	// except the reswarm operator's.
+	Swarm engine.SwarmDraw
+	EndNS int64
+	Ops   []DiskOp
 	// New is how many features this run reached first; Features are all of them.
 	New      int
 	Features []string
@@ -26,6 +29,11 @@ type Entry struct {
 type Env struct {
 	// Generate draws the config's faults for (from, horizon] from a plan seed.
 	Generate func(seed uint64, from int64) []engine.Fault
+	// GenerateSwarm draws faults as Generate does, at the rates of a swarm draw; DrawSwarm
+	// draws the swarm of a seed. Both are set only when the config asks for swarm, which
+	// adds the reswarm operator.
+	GenerateSwarm func(sw engine.SwarmDraw, seed uint64, from int64) []engine.Fault
+	DrawSwarm     func(seed uint64) engine.SwarmDraw
 	// RestartNS is the mean restart delay of a crash.
 	RestartNS int64
 	// Seen reports whether a feature was reached by an earlier run.
@@ -40,19 +48,53 @@ type Op struct {
 	// first, because crash recovery is where the bugs seedfall finds live.
 	Prior float64
 	Apply func(r *rand.Rand, e *Entry, env *Env) (seed uint64, faults []engine.Fault, ok bool)
+	// ApplySwarm, when set in place of Apply, also gives the derived run's swarm draw
+	// (the other operators keep the entry's).
+	ApplySwarm func(r *rand.Rand, e *Entry, env *Env) (seed uint64, faults []engine.Fault, sw engine.SwarmDraw, ok bool)
 }
 
 // Ops are the operators, in a fixed order (the explorer's draws index into it).
 var Ops = []Op{
-	{"crash-neighbour", 2, crashNeighbour},
-	{"crash-at-op", 3, crashAtOp},
-	{"crash-restarted", 3, crashRestarted},
-	{"add-fault", 1, addFault},
-	{"drop-fault", 1, dropFault},
-	{"shift-fault", 1, shiftFault},
-	{"partition", 1, reshapePartition},
-	{"new-future", 1, newFuture},
-	{"reseed", 1, reseed},
+	{"crash-neighbour", 2, crashNeighbour, nil},
+	{"crash-at-op", 3, crashAtOp, nil},
+	{"crash-restarted", 3, crashRestarted, nil},
+	{"add-fault", 1, addFault, nil},
+	{"drop-fault", 1, dropFault, nil},
+	{"shift-fault", 1, shiftFault, nil},
+	{"partition", 1, reshapePartition, nil},
+	{"new-future", 1, newFuture, nil},
+	{"reseed", 1, reseed, nil},
+}
+
+// swarmOp varies the swarm draw (swarm testing): the parent's seed under another draw of
+// which fault kinds are on and at what rates, with a plan generated anew at them. It
+// joins Ops only when the config asks for swarm, so that an exploration without swarm
+// draws exactly as before.
+var swarmOp = Op{Name: "reswarm", Prior: 1, ApplySwarm: reswarm}
+
+// ops are the operators of an exploration in env.
+func (env *Env) ops() []Op {
+	if env.DrawSwarm == nil || env.GenerateSwarm == nil {
+		return Ops
+	}
+	return append(append([]Op(nil), Ops...), swarmOp)
+}
+
+// generate draws faults for e's descendants: at e's swarm draw when it has one.
+func (env *Env) generate(e *Entry, seed uint64, from int64) []engine.Fault {
+	if e.Swarm != nil && env.GenerateSwarm != nil {
+		return env.GenerateSwarm(e.Swarm, seed, from)
+	}
+	return env.Generate(seed, from)
+}
+
+// reswarm runs e's seed under a new swarm draw and a plan generated at its rates.
+func reswarm(r *rand.Rand, e *Entry, env *Env) (uint64, []engine.Fault, engine.SwarmDraw, bool) {
+	if env.DrawSwarm == nil || env.GenerateSwarm == nil {
+		return 0, nil, nil, false
+	}
+	sw := env.DrawSwarm(r.Uint64())
+	return e.Seed, env.GenerateSwarm(sw, e.Seed, 0), sw, true
 }
 
 // crashNeighbour moves a crash pinned to a disk op to one of the ops around it (up to
@@ -174,7 +216,7 @@ func addFault(r *rand.Rand, e *Entry, env *Env) (uint64, []engine.Fault, bool) {
 		return 0, nil, false
 	}
 	from := r.Int64N(max(e.EndNS, 1))
-	gen := env.Generate(r.Uint64(), from)
+	gen := env.generate(e, r.Uint64(), from)
 	if len(gen) == 0 {
 		return 0, nil, false
 	}
@@ -259,7 +301,7 @@ func newFuture(r *rand.Rand, e *Entry, env *Env) (uint64, []engine.Fault, bool) 
 			fs = append(fs, f)
 		}
 	}
-	fs = append(fs, env.Generate(r.Uint64(), cut)...)
+	fs = append(fs, env.generate(e, r.Uint64(), cut)...)
 	sort.SliceStable(fs, func(i, j int) bool { return fs[i].AtNS < fs[j].AtNS })
 	return e.Seed, engineapi.RenumberFaults(fs), true
 }
