@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/seedfall/seedfall/engine/internal/diskfault"
+import (
+	"strings"
+
+	"github.com/seedfall/seedfall/engine/internal/diskfault"
+)
 
 // DiskFault is a disk fault's probability, optionally limited to some paths and op
 // kinds (fields P, Paths, Ops). In a config it is written as a plain number (0.05: every
@@ -20,3 +24,11 @@ var diskOpKinds = []string{"write", "truncate", "allocate", "create", "mkdir", "
 
 // syncOpKinds are the op kinds fsync_eio can fail.
 var syncOpKinds = []string{"fsync", "fdatasync", "dir_fsync"}
+
+// orList renders "a, b or c".
+func orList(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+}

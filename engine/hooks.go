@@ -27,6 +27,7 @@ func init() {
 	enginehook.MutationNames = mutationNames
 	enginehook.CheckMutation = checkMutation
 	enginehook.CrashPoints = (*Sim).crashPoints
+	enginehook.ValidateSwarm = SwarmDraw.validate
 	enginehook.SetUpgradeFrom = (*Config).setUpgradeFrom
 }
 

@@ -151,8 +151,9 @@ func (s *Sim) drawSwarmFor(seed uint64) SwarmDraw {
 	return drawSwarm(s.cfg, seed)
 }
 
-// Validate checks a swarm draw read from a plan: known knobs, values not negative.
-func (d SwarmDraw) Validate() error {
+// validate (engineapi.ValidateSwarm) checks a swarm draw read from a plan: known knobs,
+// values not negative.
+func (d SwarmDraw) validate() error {
 	known := map[string]bool{}
 	for _, k := range swarmKnobs() {
 		known[k.name] = true

@@ -62,7 +62,7 @@ func TestSwarmApply(t *testing.T) {
 		}
 	}
 	for _, bad := range []SwarmDraw{{"crash_per_sex": 1}, {"crash_per_sec": -1}} {
-		if err := bad.Validate(); err == nil {
+		if err := bad.validate(); err == nil {
 			t.Fatalf("%v: no error", bad)
 		}
 	}

@@ -32,7 +32,7 @@ func ParsePlan(name string, data []byte) (*engine.FaultPlan, error) {
 			return nil, fmt.Errorf("%s: faults[%d]: %w", name, i, err)
 		}
 	}
-	if err := p.Swarm.Validate(); err != nil {
+	if err := engineapi.ValidateSwarm(p.Swarm); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &p, nil

@@ -80,3 +80,8 @@ func CheckMutation(m string) error { return enginehook.CheckMutation(m) }
 func SetUpgradeFrom(c *engine.Config, rev string) ([]string, error) {
 	return enginehook.SetUpgradeFrom.(func(*engine.Config, string) ([]string, error))(c, rev)
 }
+
+// ValidateSwarm checks a swarm draw read from a plan: known knobs, values not negative.
+func ValidateSwarm(d engine.SwarmDraw) error {
+	return enginehook.ValidateSwarm.(func(engine.SwarmDraw) error)(d)
+}

@@ -21,6 +21,7 @@ func TestHooksSet(t *testing.T) {
 		"WasmPaths":            is[func(*engine.Sim) []string](enginehook.WasmPaths),
 		"WriteCoverageProfile": is[func(string, *engine.Config) (string, error)](enginehook.WriteCoverageProfile),
 		"CrashPoints":          is[func(*engine.Sim, context.Context, uint64, engineapi.CrashStatesOptions) ([]engineapi.CrashPoint, *engine.Result, error)](enginehook.CrashPoints),
+		"ValidateSwarm":        is[func(engine.SwarmDraw) error](enginehook.ValidateSwarm),
 		"SetUpgradeFrom":       is[func(*engine.Config, string) ([]string, error)](enginehook.SetUpgradeFrom),
 		"BuildCounts":          enginehook.BuildCounts != nil,
 		"MutationNames":        enginehook.MutationNames != nil,

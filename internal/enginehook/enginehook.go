@@ -27,6 +27,8 @@ var (
 	// crashstate.Options[*engine.FaultPlan]) ([]crashstate.Point[engine.Fault],
 	// *engine.Result, error).
 	CrashPoints any
+	// ValidateSwarm is func(engine.SwarmDraw) error.
+	ValidateSwarm any
 	// SetUpgradeFrom is func(*engine.Config, string) ([]string, error).
 	SetUpgradeFrom any
 	// CheckMutation returns an error naming the known operators when m is not one.
