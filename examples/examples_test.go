@@ -100,8 +100,8 @@ func checkExample(dir string, k kept) []string {
 		switch {
 		case e.IsDir(), strings.HasSuffix(n, ".faults.json"):
 		case strings.HasSuffix(n, "_test.go"):
-			if n != "seedfall_test.go" && n != "native_test.go" && !keptName(n) {
-				problems = append(problems, n+": test files are seedfall_test.go and native_test.go")
+			if n != "seedfall_test.go" && n != "native_test.go" && n != "corruption_test.go" && !keptName(n) {
+				problems = append(problems, n+": test files are seedfall_test.go, native_test.go and corruption_test.go")
 			}
 		case strings.HasSuffix(n, ".json"):
 			if n != "seedfall.json" && !strings.HasPrefix(n, "seedfall.") && n != main && !keptName(n) {
