@@ -50,6 +50,7 @@ var cases = []patchCase{
 	{example: "etcdraft", patch: "snap-save-fsync-dir.patch"},
 	{example: "etcdraft", patch: "wal-create-fsync-dir.patch"},
 	{example: "etcdraft", patch: "wasip1-flock.patch", port: "removes flock(2) from fileutil's lock: its lock tests would fail by design"},
+	{example: "goleveldb", patch: "fix-incomplete-first-current.patch"},
 	{example: "goleveldb", patch: "wasip1-port.patch", port: "retags file_storage_unix.go as wasip1: the host build loses its unix storage"},
 	// The filestore tests of nats-server take far longer than the rest together: the
 	// stream-creation and recovery tests around the patched newFileStoreWithCreated.
