@@ -144,6 +144,9 @@ const (
 	// moments and the "dropped: quiet period" trace line. Trace lines are hashed, so
 	// this form must not change.
 	faultBrief
+	// faultUntimed is faultFull without its time: "KIND NODE<detail>", the trace line of
+	// a fault that fires as planned (the trace line has its own time). Hashed too.
+	faultUntimed
 )
 
 // text is the one builder of a fault's text, in the form v.
@@ -159,7 +162,10 @@ func (f Fault) text(v faultVariant) string {
 			b.WriteString(" " + f.Node)
 		}
 	default:
-		fmt.Fprintf(&b, "%s %s %s", formatDuration(f.AtNS), f.Kind, f.Node)
+		if v == faultFull {
+			fmt.Fprintf(&b, "%s ", formatDuration(f.AtNS))
+		}
+		fmt.Fprintf(&b, "%s %s", f.Kind, f.Node)
 		if s != nil && s.detail != nil {
 			s.detail(&b, f)
 		}

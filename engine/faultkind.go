@@ -196,10 +196,7 @@ func kindTable() []*kindSpec {
 			knob: "partition_per_sec",
 			apply: func(w *world, n *node, f Fault) {
 				w.applied = append(w.applied, f)
-				var b strings.Builder
-				fmt.Fprintf(&b, "%s %s", f.Kind, f.Node)
-				partitionDetail(&b, f)
-				w.tracef("fault", "%s", b.String())
+				w.tracef("fault", "%s", f.text(faultUntimed))
 				w.partition(f)
 			},
 			detail: partitionDetail,
@@ -249,7 +246,7 @@ func kindTable() []*kindSpec {
 			knob: "latency_spike_per_sec",
 			apply: func(w *world, n *node, f Fault) {
 				w.applied = append(w.applied, f)
-				w.tracef("fault", "latency %s +%s for %s", f.Node, formatDuration(f.LatencyNS), formatDuration(f.DurationNS))
+				w.tracef("fault", "%s", f.text(faultUntimed))
 				w.addLatency(f)
 			},
 			detail: func(b *strings.Builder, f Fault) {

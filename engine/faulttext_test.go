@@ -1,6 +1,9 @@
 package engine
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The brief form of a fault names it inside trace lines (the quiet period's drops),
 // which are hashed: these are the exact strings it must keep producing. The full form is
@@ -27,6 +30,9 @@ func TestFaultTextForms(t *testing.T) {
 		}
 		if got := tc.f.String(); got != tc.full {
 			t.Errorf("String %+v = %q, want %q", tc.f, got, tc.full)
+		}
+		if got, want := tc.f.text(faultUntimed), strings.SplitN(tc.full, " ", 2)[1]; got != want {
+			t.Errorf("untimed %+v = %q, want %q", tc.f, got, want)
 		}
 	}
 }
