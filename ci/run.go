@@ -412,12 +412,12 @@ func (r *runner) shrunkPlanRef(sig string) string {
 }
 
 func (r *runner) replayCommand(seed uint64) string {
-	cmd := fmt.Sprintf("seedfall replay -c %s -seed %d", r.in.Config, seed)
+	var flags []string
 	if r.upgrade != nil {
 		// The config's own "from" is not what ran: name the revision that did.
-		cmd += " -upgrade-from " + r.upgrade.commit
+		flags = append(flags, "-upgrade-from "+r.upgrade.commit)
 	}
-	return cmd
+	return cli.ReplayCommand(r.in.Config, seed, flags...)
 }
 
 func statusRank(s report.Status) int {

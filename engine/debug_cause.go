@@ -102,10 +102,10 @@ func (s *Sim) Cause(ctx context.Context, seed uint64, opt CauseOptions) (*CauseR
 			// and what it tears is known only then (how much of the op lands depends on
 			// which op it is and, with sector tears, where it crosses a boundary): a
 			// moment just after it fired too.
-			moms = append(moms, mom{at: at + 1, fault: describeFault(f)})
+			moms = append(moms, mom{at: at + 1, fault: f.text(faultBrief)})
 			at = f.ArmedNS
 		}
-		moms = append(moms, mom{at: max(at-1, 0)}, mom{at: at + 1, fault: describeFault(f)})
+		moms = append(moms, mom{at: max(at-1, 0)}, mom{at: at + 1, fault: f.text(faultBrief)})
 	}
 	sort.SliceStable(moms, func(i, j int) bool { return moms[i].at < moms[j].at })
 	// Merge duplicates, keeping fault labels.
@@ -183,22 +183,6 @@ func futureSeed(seed uint64, m, k int) uint64 {
 	x *= 0xff51afd7ed558ccd
 	x ^= x >> 33
 	return x
-}
-
-func describeFault(f Fault) string {
-	switch f.Kind {
-	case FaultCrash:
-		if f.DiskOp > 0 {
-			return fmt.Sprintf("crash %s during disk op #%d", f.Node, f.DiskOp)
-		}
-		return "crash " + f.Node
-	case FaultPartition:
-		return "partition " + f.Node
-	case FaultSplit:
-		return "split " + f.groupsText()
-	default:
-		return string(f.Kind) + " " + f.Node
-	}
 }
 
 func joinNonEmpty(a, b string) string {

@@ -127,11 +127,48 @@ type FaultPlan struct {
 
 // String renders a fault on one line, as in seedfall's output:
 // "427.268ms crash server during disk op #56, restart at 1.942589s".
-func (f Fault) String() string {
+func (f Fault) String() string { return f.text(faultFull) }
+
+// faultVariant picks one of the forms of a fault's text. Every fault text in the engine,
+// the CLI and the report comes from Fault.text, so a kind's wording lives in one place,
+// its entry's detail (and, for the brief form, its brief).
+type faultVariant int
+
+const (
+	// faultFull is "AT KIND NODE<detail>": Fault.String, the plan and summary lines, the
+	// report's timeline and failure lists.
+	faultFull faultVariant = iota
+	// faultBrief is "KIND NODE<brief>" (or "KIND<brief>" when the kind's brief names its
+	// own subject, as a split names its groups): no time and only what picks the fault
+	// out among its neighbours. It names a fault inside another line: the cause's
+	// moments and the "dropped: quiet period" trace line. Trace lines are hashed, so
+	// this form must not change.
+	faultBrief
+	// faultUntimed is faultFull without its time: "KIND NODE<detail>", the trace line of
+	// a fault that fires as planned (the trace line has its own time). Hashed too.
+	faultUntimed
+)
+
+// text is the one builder of a fault's text, in the form v.
+func (f Fault) text(v faultVariant) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s %s", formatDuration(f.AtNS), f.Kind, f.Node)
-	if s := specOf(f.Kind); s != nil && s.detail != nil {
-		s.detail(&b, f)
+	s := specOf(f.Kind)
+	switch v {
+	case faultBrief:
+		b.WriteString(string(f.Kind))
+		if s != nil && s.brief != nil {
+			s.brief(&b, f)
+		} else {
+			b.WriteString(" " + f.Node)
+		}
+	default:
+		if v == faultFull {
+			fmt.Fprintf(&b, "%s ", formatDuration(f.AtNS))
+		}
+		fmt.Fprintf(&b, "%s %s", f.Kind, f.Node)
+		if s != nil && s.detail != nil {
+			s.detail(&b, f)
+		}
 	}
 	return b.String()
 }

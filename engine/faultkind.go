@@ -25,6 +25,9 @@ type kindSpec struct {
 	apply func(w *world, n *node, f Fault)
 	// detail writes the kind's own part of Fault.String, after "AT KIND NODE".
 	detail func(b *strings.Builder, f Fault)
+	// brief writes the kind's part of the brief form of Fault.text, after "KIND",
+	// including the subject (nil: " NODE"). See faultBrief.
+	brief func(b *strings.Builder, f Fault)
 	// check validates the kind's own fields of a fault read from a plan (nil: none).
 	check func(f Fault) error
 	// span is how long the fault's effect lasts: a duration (> 0), an instant (0), or
@@ -79,6 +82,12 @@ func kindTable() []*kindSpec {
 					rng = newStateChooser(f.CrashState)
 				}
 				w.crashed(n, f, rng)
+			},
+			brief: func(b *strings.Builder, f Fault) {
+				fmt.Fprintf(b, " %s", f.Node)
+				if f.DiskOp > 0 {
+					fmt.Fprintf(b, " during disk op #%d", f.DiskOp)
+				}
 			},
 			detail: func(b *strings.Builder, f Fault) {
 				if f.DiskOp > 0 {
@@ -187,10 +196,7 @@ func kindTable() []*kindSpec {
 			knob: "partition_per_sec",
 			apply: func(w *world, n *node, f Fault) {
 				w.applied = append(w.applied, f)
-				var b strings.Builder
-				fmt.Fprintf(&b, "%s %s", f.Kind, f.Node)
-				partitionDetail(&b, f)
-				w.tracef("fault", "%s", b.String())
+				w.tracef("fault", "%s", f.text(faultUntimed))
 				w.partition(f)
 			},
 			detail: partitionDetail,
@@ -210,6 +216,10 @@ func kindTable() []*kindSpec {
 				w.applied = append(w.applied, f)
 				w.tracef("fault", "split %s for %s", f.groupsText(), formatDuration(f.DurationNS))
 				w.split(f)
+			},
+			brief: func(b *strings.Builder, f Fault) {
+				// "split n1,n2 | n3,n4,n5": the groups name the node.
+				b.WriteString(" " + f.groupsText())
 			},
 			detail: func(b *strings.Builder, f Fault) {
 				// "1.2s split n1 into n1,n2 | n3,n4,n5 for 800ms": the node is the first of the
@@ -236,7 +246,7 @@ func kindTable() []*kindSpec {
 			knob: "latency_spike_per_sec",
 			apply: func(w *world, n *node, f Fault) {
 				w.applied = append(w.applied, f)
-				w.tracef("fault", "latency %s +%s for %s", f.Node, formatDuration(f.LatencyNS), formatDuration(f.DurationNS))
+				w.tracef("fault", "%s", f.text(faultUntimed))
 				w.addLatency(f)
 			},
 			detail: func(b *strings.Builder, f Fault) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +43,8 @@ import (
 //	                            only once their directory is synced
 //	result                      prints the verdict, the failure and the faults that fired
 //
+// Each step is one entry of scCommands, the dispatch table below, and its handler is in
+// scenario_cmd_NAME_test.go (NAME with "-" as "_"); a new step is one entry and one file.
 // The steps become a fault plan, replayed exactly, and a horizon (the last run-until);
 // the world runs once and each run-until shows its slice of the trace. Regenerate the
 // expected output with
@@ -134,197 +135,113 @@ func (sc *scenario) errorf(path string, st *scStep, format string, args ...any) 
 	return fmt.Errorf("%s:%d: %s: %s", path, st.line, st.cmd, fmt.Sprintf(format, args...))
 }
 
-// build turns the steps into a scenario; now is the virtual time of each step.
+// scBuild is a scenario being built from its steps: the handlers of
+// scenario_cmd_*_test.go read and change it.
+type scBuild struct {
+	sc   *scenario
+	path string
+	now  time.Duration // the virtual time of the step
+}
+
+func (b *scBuild) errorf(st *scStep, format string, args ...any) error {
+	return b.sc.errorf(b.path, st, format, args...)
+}
+
+// dur parses a non-negative duration argument.
+func (b *scBuild) dur(st *scStep, s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, b.errorf(st, "%q is not a duration", s)
+	}
+	return d, nil
+}
+
+// nargs checks the step has n arguments.
+func (b *scBuild) nargs(st *scStep, n int, usage string) error {
+	if len(st.args) != n {
+		return b.errorf(st, "want %s", usage)
+	}
+	return nil
+}
+
+// add adds a fault to the plan.
+func (b *scBuild) add(f engine.Fault) { b.sc.plan.Faults = append(b.sc.plan.Faults, f) }
+
+// scRun is a scenario's run being printed, step by step.
+type scRun struct {
+	t    *testing.T
+	r    *engine.Result
+	prev time.Duration // the virtual time the last run-until printed up to
+	next int           // the first trace line not printed yet
+}
+
+// scCommand is one step of the scenario language. build reads the step into the
+// scenario; f is a fault of the step's name at the step's time, for the handlers that
+// add one. print, if set, is what the step prints from the run (at: the step's time).
+type scCommand struct {
+	name  string
+	build func(b *scBuild, st *scStep, f engine.Fault) error
+	print func(run *scRun, st *scStep, at time.Duration) string
+}
+
+// scCommands is the dispatch table of the steps, in the order an error lists them; each
+// handler is in scenario_cmd_NAME_test.go.
+var scCommands = []scCommand{
+	{name: "node", build: scNode},
+	{name: "workload", build: scWorkload},
+	{name: "seed", build: scSeed},
+	{name: "faults", build: scFaults},
+	{name: "strict_dirs", build: scStrictDirs},
+	{name: "run-until", build: scRunUntil, print: scPrintRunUntil},
+	{name: "crash", build: scCrash},
+	{name: "kill", build: scKill},
+	{name: "crash-op", build: scCrashOp},
+	{name: "restart", build: scRestart},
+	{name: "partition", build: scPartition},
+	{name: "heal", build: scHeal},
+	{name: "latency", build: scLatency},
+	{name: "pause", build: scPause},
+	{name: "reset", build: scReset},
+	{name: "fsync_eio", build: scFsyncEIO},
+	{name: "clock_jump", build: scClockJump},
+	{name: "clock_skew", build: scClockSkew},
+	{name: "result", build: scResult, print: scPrintResult},
+}
+
+// scCommandOf returns the step's command, or nil.
+func scCommandOf(name string) *scCommand {
+	for i := range scCommands {
+		if scCommands[i].name == name {
+			return &scCommands[i]
+		}
+	}
+	return nil
+}
+
+// scCommandList is "a, b, ... or z": the steps an error names.
+func scCommandList() string {
+	names := make([]string, len(scCommands))
+	for i, c := range scCommands {
+		names[i] = c.name
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// build turns the steps into a scenario; at is the virtual time of each step.
 func buildScenario(path string, steps []*scStep) (*scenario, []time.Duration, error) {
 	sc := &scenario{seed: 1, open: map[string]int{}}
-	now := time.Duration(0)
+	b := &scBuild{sc: sc, path: path}
 	at := make([]time.Duration, len(steps))
-	dur := func(st *scStep, s string) (time.Duration, error) {
-		d, err := time.ParseDuration(s)
-		if err != nil || d < 0 {
-			return 0, sc.errorf(path, st, "%q is not a duration", s)
-		}
-		return d, nil
-	}
-	nargs := func(st *scStep, n int, usage string) error {
-		if len(st.args) != n {
-			return sc.errorf(path, st, "want %s", usage)
-		}
-		return nil
-	}
 	for i, st := range steps {
-		at[i] = now
-		f := engine.Fault{AtNS: int64(now), Kind: engine.FaultKind(st.cmd)}
-		switch st.cmd {
-		case "node", "workload":
-			if len(st.args) < 2 {
-				return nil, nil, sc.errorf(path, st, "want NAME PKG ARGS...")
-			}
-			n := ftNode(st.args[0], st.args[1], st.args[2:]...)
-			if st.cmd == "workload" {
-				sc.workload = n
-			} else {
-				sc.nodes = append(sc.nodes, n)
-			}
-		case "seed":
-			if err := nargs(st, 1, "seed N"); err != nil {
-				return nil, nil, err
-			}
-			v, err := strconv.ParseUint(st.args[0], 10, 64)
-			if err != nil {
-				return nil, nil, sc.errorf(path, st, "%q is not a seed", st.args[0])
-			}
-			sc.seed = v
-		case "faults":
-			raw := strings.Join(st.args, " ")
-			if !json.Valid([]byte(raw)) {
-				return nil, nil, sc.errorf(path, st, "%s is not JSON", raw)
-			}
-			sc.faults = raw
-		case "run-until":
-			if err := nargs(st, 1, "run-until T"); err != nil {
-				return nil, nil, err
-			}
-			d, err := dur(st, st.args[0])
-			if err != nil {
-				return nil, nil, err
-			}
-			if d <= now {
-				return nil, nil, sc.errorf(path, st, "%s is not after %s", d, now)
-			}
-			now = d
-			at[i] = now
-			sc.horizon = now
-		case "crash", "kill", "reset":
-			if err := nargs(st, 1, st.cmd+" NODE"); err != nil {
-				return nil, nil, err
-			}
-			f.Node = st.args[0]
-			if st.cmd != "reset" {
-				sc.open["crash "+f.Node] = len(sc.plan.Faults) // a kill restarts like a crash
-			}
-			sc.plan.Faults = append(sc.plan.Faults, f)
-		case "restart":
-			if err := nargs(st, 1, "restart NODE"); err != nil {
-				return nil, nil, err
-			}
-			k, ok := sc.open["crash "+st.args[0]]
-			if !ok || now == time.Duration(sc.plan.Faults[k].AtNS) {
-				return nil, nil, sc.errorf(path, st, "%s did not crash or die before now", st.args[0])
-			}
-			sc.plan.Faults[k].RestartNS = int64(now) - sc.plan.Faults[k].AtNS
-			delete(sc.open, "crash "+st.args[0])
-		case "partition":
-			if len(st.args) < 2 {
-				return nil, nil, sc.errorf(path, st, "want A B... [one-way]")
-			}
-			f.Node, f.Peers = st.args[0], st.args[1:]
-			if l := len(f.Peers); f.Peers[l-1] == "one-way" {
-				f.OneWay, f.Peers = true, f.Peers[:l-1]
-			}
-			sc.open["partition "+f.Node] = len(sc.plan.Faults)
-			sc.plan.Faults = append(sc.plan.Faults, f)
-		case "heal":
-			if err := nargs(st, 1, "heal A"); err != nil {
-				return nil, nil, err
-			}
-			k, ok := sc.open["partition "+st.args[0]]
-			if !ok || now == time.Duration(sc.plan.Faults[k].AtNS) {
-				return nil, nil, sc.errorf(path, st, "%s is not partitioned before now", st.args[0])
-			}
-			sc.plan.Faults[k].DurationNS = int64(now) - sc.plan.Faults[k].AtNS
-			delete(sc.open, "partition "+st.args[0])
-		case "latency", "pause":
-			usage := "latency NODE D for DUR"
-			args := st.args
-			if st.cmd == "pause" {
-				usage, args = "pause NODE for DUR", append([]string{args[0], "0s"}, args[1:]...)
-			}
-			if len(args) != 4 || args[2] != "for" {
-				return nil, nil, sc.errorf(path, st, "want %s", usage)
-			}
-			d, err := dur(st, args[1])
-			if err != nil {
-				return nil, nil, err
-			}
-			length, err := dur(st, args[3])
-			if err != nil {
-				return nil, nil, err
-			}
-			f.Node, f.LatencyNS, f.DurationNS = args[0], int64(d), int64(length)
-			sc.plan.Faults = append(sc.plan.Faults, f)
-		case "crash-op":
-			usage := "crash-op NODE N [incarnation K] [restart-after DUR]"
-			if len(st.args) != 2 && len(st.args) != 4 && len(st.args) != 6 {
-				return nil, nil, sc.errorf(path, st, "want %s", usage)
-			}
-			f.Kind, f.Node, f.Incarnation = engine.FaultCrash, st.args[0], 1
-			n, err := strconv.ParseInt(st.args[1], 10, 64)
-			if err != nil || n < 1 {
-				return nil, nil, sc.errorf(path, st, "%q is not a disk op number", st.args[1])
-			}
-			f.DiskOp = n
-			for k := 2; k+1 < len(st.args); k += 2 {
-				switch st.args[k] {
-				case "incarnation":
-					v, err := strconv.Atoi(st.args[k+1])
-					if err != nil || v < 1 {
-						return nil, nil, sc.errorf(path, st, "%q is not an incarnation", st.args[k+1])
-					}
-					f.Incarnation = v
-				case "restart-after":
-					d, err := dur(st, st.args[k+1])
-					if err != nil {
-						return nil, nil, err
-					}
-					f.RestartNS = int64(d)
-				default:
-					return nil, nil, sc.errorf(path, st, "want %s", usage)
-				}
-			}
-			sc.plan.Faults = append(sc.plan.Faults, f)
-		case "fsync_eio":
-			if len(st.args) != 1 && (len(st.args) != 3 || st.args[1] != "op") {
-				return nil, nil, sc.errorf(path, st, "want fsync_eio NODE [op N]")
-			}
-			f.Node = st.args[0]
-			if len(st.args) == 3 {
-				n, err := strconv.ParseInt(st.args[2], 10, 64)
-				if err != nil || n < 1 {
-					return nil, nil, sc.errorf(path, st, "%q is not a disk op number", st.args[2])
-				}
-				f.DiskOp, f.Incarnation = n, 1
-			}
-			sc.plan.Faults = append(sc.plan.Faults, f)
-		case "clock_jump":
-			if err := nargs(st, 2, "clock_jump NODE BY"); err != nil {
-				return nil, nil, err
-			}
-			by, err := time.ParseDuration(st.args[1])
-			if err != nil {
-				return nil, nil, sc.errorf(path, st, "%q is not a duration", st.args[1])
-			}
-			f.Node, f.JumpNS = st.args[0], int64(by)
-			sc.plan.Faults = append(sc.plan.Faults, f)
-		case "clock_skew":
-			if err := nargs(st, 2, "clock_skew NODE PPM"); err != nil {
-				return nil, nil, err
-			}
-			ppm, err := strconv.ParseInt(st.args[1], 10, 64)
-			if err != nil {
-				return nil, nil, sc.errorf(path, st, "%q is not a number of ppm", st.args[1])
-			}
-			f.Node, f.SkewPPM = st.args[0], ppm
-			sc.plan.Faults = append(sc.plan.Faults, f)
-		case "strict_dirs":
-			if err := nargs(st, 0, "strict_dirs"); err != nil {
-				return nil, nil, err
-			}
-			sc.strict = true
-		case "result":
-		default:
-			return nil, nil, sc.errorf(path, st, "not a step (want node, workload, seed, faults, strict_dirs, run-until, crash, crash-op, restart, partition, heal, latency, pause, reset, fsync_eio, clock_jump, clock_skew or result)")
+		c := scCommandOf(st.cmd)
+		if c == nil {
+			return nil, nil, sc.errorf(path, st, "not a step (want %s)", scCommandList())
 		}
+		f := engine.Fault{AtNS: int64(b.now), Kind: engine.FaultKind(st.cmd)}
+		if err := c.build(b, st, f); err != nil {
+			return nil, nil, err
+		}
+		at[i] = b.now // after it: a run-until's time is the one it runs to
 	}
 	names := map[string]bool{}
 	for _, n := range append([]string{sc.workload}, sc.nodes...) {
@@ -380,28 +297,10 @@ func runScenario(t *testing.T, path string, steps []*scStep) {
 	cfg = strings.Replace(cfg, `"horizon":"30s"`, extra, 1)
 	s := ftSim(t, cfg)
 	r := ftRun(t, s, sc.seed, &sc.plan)
-	prev := time.Duration(-1)
-	next := 0
+	run := &scRun{t: t, r: r, prev: -1}
 	for i, st := range steps {
-		switch st.cmd {
-		case "run-until":
-			var out []string
-			for ; next < len(r.Trace) && lineTime(t, r.Trace[next]) <= at[i]; next++ {
-				if lineTime(t, r.Trace[next]) > prev {
-					out = append(out, r.Trace[next])
-				}
-			}
-			st.got = strings.Join(out, "\n")
-			prev = at[i]
-		case "result":
-			out := []string{"verdict " + string(r.Verdict)}
-			if r.Failure != nil {
-				out = append(out, "failure "+r.Failure.Reason)
-			}
-			for _, f := range r.Faults {
-				out = append(out, "fault "+f.String())
-			}
-			st.got = strings.Join(out, "\n")
+		if c := scCommandOf(st.cmd); c != nil && c.print != nil {
+			st.got = c.print(run, st, at[i])
 		}
 	}
 }
@@ -434,6 +333,29 @@ func TestScenarios(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Every step of the table has its handler file and every handler file a step: the
+// table and the files cannot drift apart.
+func TestScenarioCommandFiles(t *testing.T) {
+	files, err := filepath.Glob("scenario_cmd_*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, f := range files {
+		have[f] = true
+	}
+	for _, c := range scCommands {
+		f := "scenario_cmd_" + strings.ReplaceAll(c.name, "-", "_") + "_test.go"
+		if !have[f] {
+			t.Errorf("step %s has no handler file %s", c.name, f)
+		}
+		delete(have, f)
+	}
+	for f := range have {
+		t.Errorf("%s is the handler file of no step in scCommands", f)
 	}
 }
 

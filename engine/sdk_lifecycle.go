@@ -103,7 +103,7 @@ func (w *world) quiet(f Fault) bool {
 	if w.now >= w.quietUntil {
 		return false
 	}
-	w.tracef("fault", "%s dropped: quiet period until %s", describeFault(f), formatDuration(w.quietUntil))
+	w.tracef("fault", "%s dropped: quiet period until %s", f.text(faultBrief), formatDuration(w.quietUntil))
 	return true
 }
 

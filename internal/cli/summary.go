@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/coverage"
@@ -201,18 +200,27 @@ func FaultsBefore(r *engine.Result) []engine.Fault {
 	return out
 }
 
-// FaultLines renders faults aligned on their times, as on the product page.
+// FaultLines renders faults aligned on their times, as on the product page. The text is
+// Fault.String's, the one builder of fault text; this only pads its leading time.
 func FaultLines(fs []engine.Fault) []string {
+	lines := make([]string, len(fs))
 	w := 0
-	for _, f := range fs {
-		w = max(w, len(time.Duration(f.AtNS).String()))
+	for i, f := range fs {
+		lines[i] = f.String()
+		w = max(w, timeWidth(lines[i]))
 	}
-	var out []string
-	for _, f := range fs {
-		t := time.Duration(f.AtNS).String()
-		out = append(out, strings.Repeat(" ", w-len(t))+f.String())
+	for i, l := range lines {
+		lines[i] = strings.Repeat(" ", w-timeWidth(l)) + l
 	}
-	return out
+	return lines
+}
+
+// timeWidth is the width of the time that starts a Fault.String line ("AT KIND NODE...").
+func timeWidth(line string) int {
+	if i := strings.IndexByte(line, ' '); i >= 0 {
+		return i
+	}
+	return len(line)
 }
 
 // CoverageSummary is the coverage of the system under test over a sweep: per package

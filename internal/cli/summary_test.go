@@ -2,6 +2,7 @@ package cli
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/seedfall/seedfall/engine"
@@ -59,6 +60,28 @@ func TestReplayCommand(t *testing.T) {
 	} {
 		if got := ReplayCommand("a/seedfall.json", 9, tc.flags...); got != tc.want {
 			t.Errorf("ReplayCommand(%q) = %q, want %q", tc.flags, got, tc.want)
+		}
+	}
+}
+
+// TestFaultLinesAlign: the lines are Fault.String's, right-aligned on their times.
+func TestFaultLinesAlign(t *testing.T) {
+	fs := []engine.Fault{
+		{AtNS: 800e6, Kind: engine.FaultCrash, Node: "n1"},
+		{AtNS: 12_500e6, Kind: engine.FaultPause, Node: "n2", DurationNS: 1e9},
+		{AtNS: 1e9, Kind: engine.FaultKill, Node: "n3"},
+	}
+	want := []string{
+		"800ms crash n1",
+		"12.5s pause n2 for 1s",
+		"   1s kill n3",
+	}
+	if got := FaultLines(fs); !reflect.DeepEqual(got, want) {
+		t.Fatalf("FaultLines =\n%q\nwant\n%q", got, want)
+	}
+	for i, f := range fs {
+		if got := FaultLines(fs)[i]; !strings.HasSuffix(got, f.String()) {
+			t.Errorf("line %d %q does not end in Fault.String %q", i, got, f.String())
 		}
 	}
 }
