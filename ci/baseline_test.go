@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/seedfall/seedfall/ci/githubtest"
+	"github.com/seedfall/seedfall/internal/githubtest"
 )
 
 // TestPushUpdatesBaselineAndFix checks the baseline's life on the default branch: new,

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seedfall/seedfall/ci/githubtest"
+	"github.com/seedfall/seedfall/internal/githubtest"
 	"github.com/seedfall/seedfall/engine"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seedfall/seedfall/ci/githubtest"
+	"github.com/seedfall/seedfall/internal/githubtest"
 )
 
 // TestLivenessTriage: liveness failures (seeds whose workload never finished) are

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seedfall/seedfall/ci/githubtest"
+	"github.com/seedfall/seedfall/internal/githubtest"
 )
 
 // Mutate is the fake's mutation run: mutation (a copy) or mutateErr.

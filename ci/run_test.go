@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seedfall/seedfall/ci/githubtest"
+	"github.com/seedfall/seedfall/internal/githubtest"
 	"github.com/seedfall/seedfall/engine"
 )
 

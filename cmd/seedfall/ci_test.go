@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/ci"
-	"github.com/seedfall/seedfall/ci/githubtest"
+	"github.com/seedfall/seedfall/internal/githubtest"
 )
 
 // ciSeeds is a small range of kvlog seeds holding exactly one failing seed with the

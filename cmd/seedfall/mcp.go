@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/seedfall/seedfall/mcpserver"
+	"github.com/seedfall/seedfall/internal/mcpserver"
 )
 
 // cmdMCP serves the MCP tools on stdin and stdout until the client disconnects. Stdout

@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/seedfall/seedfall/engine"
-	"github.com/seedfall/seedfall/mcpserver"
+	"github.com/seedfall/seedfall/internal/mcpserver"
 )
 
 // TestReplaySpinningGuestLeaksNothing: the server is a long-lived process, so a replay
@@ -34,11 +34,11 @@ func TestReplaySpinningGuestLeaksNothing(t *testing.T) {
 	}()
 	bin := filepath.Join(t.TempDir(), "seedfall")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/seedfall")
-	build.Dir = ".."
+	build.Dir = "../.."
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/seedfall: %v\n%s", err, out)
 	}
-	dir, err := filepath.Abs("../engine/testdata")
+	dir, err := filepath.Abs("../../engine/testdata")
 	if err != nil {
 		t.Fatal(err)
 	}

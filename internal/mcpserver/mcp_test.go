@@ -19,7 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/seedfall/seedfall/internal/cli"
-	"github.com/seedfall/seedfall/mcpserver"
+	"github.com/seedfall/seedfall/internal/mcpserver"
 )
 
 // progressLog records the progress notifications a client receives, by token.
@@ -64,11 +64,11 @@ func startServer(t *testing.T) *server {
 		args = append(args, "-race")
 	}
 	build := exec.Command("go", append(args, "./cmd/seedfall")...)
-	build.Dir = ".."
+	build.Dir = "../.."
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/seedfall: %v\n%s", err, out)
 	}
-	kvlog, err := filepath.Abs("../examples/kvlog")
+	kvlog, err := filepath.Abs("../../examples/kvlog")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestMCP(t *testing.T) {
 	// (seedfall.seed-N.faults.json) must survive: the tool is annotated as not
 	// destructive, so it saves to the next free name. Both files are removed after.
 	seed := run.Signatures[0].Seeds[0]
-	planPath := func(name string) string { return filepath.Join("../examples/kvlog", name) }
+	planPath := func(name string) string { return filepath.Join("../../examples/kvlog", name) }
 	taken := fmt.Sprintf("seedfall.seed-%d.faults.json", seed)
 	wantPlan := fmt.Sprintf("seedfall.seed-%d.2.faults.json", seed)
 	for _, name := range []string{taken, wantPlan} {
