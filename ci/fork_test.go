@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seedfall/seedfall/internal/githubtest"
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/githubtest"
 )
 
 // locEngine is fakeEngine with guest positions in its traces: every failing run's

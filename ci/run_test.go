@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seedfall/seedfall/internal/githubtest"
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/githubtest"
 )
 
 // fakeEngine returns deterministic per-seed results: with bug set, seeds ≡ 3 (mod 7)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/seedfall/seedfall/internal/githubtest"
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/githubtest"
 )
 
 // simEngine is the Engine over a real engine.Sim in this process, as cmd/seedfall's

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seedfall/seedfall/internal/githubtest"
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/githubtest"
 	"github.com/seedfall/seedfall/report"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/seedfall/seedfall/ci"
-	"github.com/seedfall/seedfall/internal/githubtest"
 	"github.com/seedfall/seedfall/internal/cachedir"
+	"github.com/seedfall/seedfall/internal/githubtest"
 )
 
 // upgradeCIServer prints what earlier incarnations left in /data/log and appends its
