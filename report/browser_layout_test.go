@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -43,22 +42,7 @@ func TestHTMLTraceAndCopyAt900(t *testing.T) {
 	if err := os.WriteFile(page, html.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.UserDataDir(filepath.Join(dir, "chromium-profile")),
-		chromedp.WindowSize(900, 900),
-	)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(alloc)
-	defer cancelBrowser()
+	bctx := headless(t, dir, 900, 900)
 	if err := chromedp.Do(bctx, chromedp.Navigate("file://"+page), chromedp.WaitReady("body")); err != nil {
 		t.Fatalf("open the report: %v", err)
 	}

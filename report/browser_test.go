@@ -36,25 +36,10 @@ func TestHTMLInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
+	bctx := headless(t, dir, 1280, 900,
 		chromedp.Flag("disable-quic", true),
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(filepath.Join(dir, "chromium-profile")),
-		chromedp.WindowSize(1280, 900),
-	)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(alloc)
-	defer cancelBrowser()
+		chromedp.Flag("hide-scrollbars", true))
 
 	// Start the browser and subscribe to the console before the page loads, so that
 	// no message is lost.
@@ -188,4 +173,30 @@ func solid(img image.Image) bool {
 // jsString quotes s as a JavaScript string literal (for our own selectors).
 func jsString(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+// headless starts a headless Chromium for one test, with a fresh profile under dir, a
+// width×height window and any extra flags, and stops it when the test ends (90 s at most).
+func headless(t *testing.T, dir string, width, height int, extra ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	opts := append([]chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.UserDataDir(filepath.Join(dir, "chromium-profile")),
+		chromedp.WindowSize(width, height),
+	}, extra...)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	bctx, cancelBrowser := chromedp.NewContext(alloc)
+	t.Cleanup(func() {
+		cancelBrowser()
+		cancelAlloc()
+		cancel()
+	})
+	return bctx
 }
