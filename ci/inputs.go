@@ -84,9 +84,6 @@ type Inputs struct {
 	// commit (for a push, the previous commit), anything else a git revision of the
 	// repository.
 	UpgradeFrom string
-	// Rendering, set by `seedfall report` (not an input), names the results file the
-	// run renders instead of sweeping.
-	Rendering string
 }
 
 // InputNames lists the action inputs, in action.yml order.

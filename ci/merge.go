@@ -28,6 +28,12 @@ func WriteResults(w io.Writer, results []engine.Result) error {
 
 // ReadResults reads a JSON-lines results file. name is used in errors.
 func ReadResults(name string, r io.Reader) ([]engine.Result, error) {
+	return readResults(name, r, nil)
+}
+
+// readResults is ReadResults with check applied to each result; its error is reported
+// at the result's line.
+func readResults(name string, r io.Reader, check func(*engine.Result) error) ([]engine.Result, error) {
 	var out []engine.Result
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 256<<20)
@@ -41,6 +47,11 @@ func ReadResults(name string, r io.Reader) ([]engine.Result, error) {
 		var res engine.Result
 		if err := json.Unmarshal(b, &res); err != nil {
 			return nil, fmt.Errorf("%s:%d: not a seedfall result: %w", name, line, err)
+		}
+		if check != nil {
+			if err := check(&res); err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+			}
 		}
 		out = append(out, res)
 	}
@@ -58,24 +69,34 @@ func Merge(shardFiles []string) ([]engine.Result, error) {
 	if len(shardFiles) == 0 {
 		return nil, fmt.Errorf("merge: no results files given")
 	}
+	all, err := readResultsFiles(shardFiles, nil)
+	if err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
+	}
+	return all, nil
+}
+
+// readResultsFiles reads results files (readResults) into one list sorted by seed,
+// refusing a seed that appears twice.
+func readResultsFiles(files []string, check func(*engine.Result) error) ([]engine.Result, error) {
 	from := map[uint64]string{}
 	var all []engine.Result
-	for _, name := range shardFiles {
+	for _, name := range files {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, fmt.Errorf("merge: %w", err)
+			return nil, err
 		}
-		rs, err := ReadResults(name, f)
+		rs, err := readResults(name, f, check)
 		f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("merge: %w", err)
+			return nil, err
 		}
 		for _, r := range rs {
 			if prev, dup := from[r.Seed]; dup {
 				if prev == name {
-					return nil, fmt.Errorf("merge: seed %d appears twice in %s", r.Seed, name)
+					return nil, fmt.Errorf("seed %d appears twice in %s", r.Seed, name)
 				}
-				return nil, fmt.Errorf("merge: seed %d is in both %s and %s: the shards overlap (were they run with the same -seeds and distinct -shard i/n?)", r.Seed, prev, name)
+				return nil, fmt.Errorf("seed %d is in both %s and %s: the shards overlap (were they run with the same -seeds and distinct -shard i/n?)", r.Seed, prev, name)
 			}
 			from[r.Seed] = name
 			all = append(all, r)

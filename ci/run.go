@@ -189,18 +189,14 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	if r.in.Shard.Count > 1 {
 		shard = ", shard " + r.in.Shard.String()
 	}
-	if r.in.UpgradeFrom != "" && r.in.Rendering == "" {
+	if r.in.UpgradeFrom != "" {
 		if r.upgrade, err = r.resolveUpgrade(ctx); err != nil {
 			return 0, err
 		}
 	}
-	if r.in.Rendering != "" {
-		r.printf("seedfall report: rendering %d results of %s from %s", len(seeds), r.in.Config, r.in.Rendering)
-	} else {
-		r.printf("seedfall ci: %s: sweeping %d seeds of %s (%s mode%s)", where, len(seeds), r.in.Config, mode, shard)
-		if r.upgrade != nil {
-			r.printf("seedfall ci: %s", r.upgrade.line(r.ev))
-		}
+	r.printf("seedfall ci: %s: sweeping %d seeds of %s (%s mode%s)", where, len(seeds), r.in.Config, mode, shard)
+	if r.upgrade != nil {
+		r.printf("seedfall ci: %s", r.upgrade.line(r.ev))
 	}
 
 	results, err := r.eng.Sweep(ctx, r.in.Config, seeds)
@@ -227,11 +223,7 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		code = ExitFailure
 	}
 
-	if r.in.Rendering == "" {
-		// `seedfall report` renders files for a person at a terminal: no workflow
-		// commands (::error), no job summary, no PR comment.
-		r.publish(ctx, data)
-	}
+	r.publish(ctx, data)
 
 	if store != nil && writable && mode != ModePR && ev.WritesBaseline() {
 		next := nextBaseline(base, groups, fixed, results, ev.SHA, r.env.RunID)
@@ -251,12 +243,8 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		}
 	}
 	s := data.Summary
-	who := "seedfall ci"
-	if r.in.Rendering != "" {
-		who = "seedfall report"
-	}
-	r.printf("%s: %d seeds: %d passed, %d failed; %d new, %d known, %d fixed: %s; report %s",
-		who, s.Total, s.Passed, s.Failed, s.New, s.Known, s.Fixed, s.Conclusion, filepath.Join(r.in.Out, ReportHTML))
+	r.printf("seedfall ci: %d seeds: %d passed, %d failed; %d new, %d known, %d fixed: %s; report %s",
+		s.Total, s.Passed, s.Failed, s.New, s.Known, s.Fixed, s.Conclusion, filepath.Join(r.in.Out, ReportHTML))
 	return code, nil
 }
 
@@ -351,10 +339,9 @@ func label(groups []*group, base *Baseline, results []engine.Result) []string {
 	return fixed
 }
 
-// shrink shrinks the new groups in order, splitting the budget: each gets the time left
-// divided by the groups left, so time one group does not use passes to the next.
-func (r *runner) shrink(ctx context.Context, groups []*group) {
-	var todo []*group
+// baselinePlans gives each known group the baseline's shrunk plan, or a note that it
+// has none, and returns the new groups, which are left to shrink.
+func baselinePlans(groups []*group) (todo []*group) {
 	for _, g := range groups {
 		switch {
 		case g.status == statusNew:
@@ -366,13 +353,17 @@ func (r *runner) shrink(ctx context.Context, groups []*group) {
 			g.note = "not shrunk: known signature without a shrunk plan in the baseline"
 		}
 	}
+	return todo
+}
+
+// shrink shrinks the new groups in order, splitting the budget: each gets the time left
+// divided by the groups left, so time one group does not use passes to the next.
+func (r *runner) shrink(ctx context.Context, groups []*group) {
+	todo := baselinePlans(groups)
 	if len(todo) == 0 {
 		return
 	}
 	if r.in.ShrinkBudget <= 0 {
-		if r.in.Rendering != "" {
-			return // `seedfall report` has no shrink budget to mention
-		}
 		for _, g := range todo {
 			g.note = "not shrunk: shrink-budget is 0"
 		}

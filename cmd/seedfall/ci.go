@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"sync"
 	"time"
 
@@ -17,7 +16,6 @@ import (
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/cli"
 	"github.com/seedfall/seedfall/internal/engineapi"
-	"github.com/seedfall/seedfall/internal/seedspec"
 )
 
 // ciEngine adapts the engine to the ci flow: sweeps run in worker processes, the first
@@ -258,114 +256,27 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return exitPass
 }
 
-// fileEngine serves results already on disk to the ci flow (seedfall report).
-type fileEngine struct{ results []engine.Result }
-
-func (f fileEngine) Sweep(_ context.Context, _ string, seeds []uint64) ([]engine.Result, error) {
-	want := map[uint64]bool{}
-	for _, s := range seeds {
-		want[s] = true
-	}
-	var out []engine.Result
-	for _, r := range f.results {
-		if want[r.Seed] {
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
-func (f fileEngine) Shrink(context.Context, string, engine.Result, time.Duration) (ci.Shrunk, error) {
-	return ci.Shrunk{Note: "not shrunk: seedfall report renders results without rerunning them"}, nil
-}
-
-func (f fileEngine) Mutate(context.Context, string, []uint64) (*ci.Mutation, error) {
-	return nil, errors.New("seedfall report renders results without rerunning them")
-}
-
-func (f fileEngine) UpgradeFrom(context.Context, string, string) ([]ci.UpgradeNode, error) {
-	return nil, errors.New("seedfall report renders results without rerunning them")
-}
-
-func (f fileEngine) Crashes(context.Context, string, uint64, string) ([]ci.CrashSite, error) {
-	return nil, errors.New("seedfall report renders results without rerunning them")
-}
-
-func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("report", stderr)
 	in := fs.String("in", "", "results `file` (JSON lines from seedfall run -out or merge); required")
 	cfgPath := fs.String("c", "seedfall.json", "the config the results came from, shown in replay commands (default: the one the sweep recorded)")
-	out := fs.String("out", "seedfall-report", "output `directory` for report.html, report.md and junit.xml")
+	out := fs.String("out", ci.DefaultOut, "output `directory` for report.html, report.md, junit.xml and results.jsonl")
 	baseline := fs.String("baseline", "", "baseline file to label signatures new/known/fixed")
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
-	if *in == "" {
-		fmt.Fprintln(stderr, "seedfall report: -in is required (a results file from seedfall run -out)")
-		return exitUsage
-	}
-	results, err := ci.Merge([]string{*in})
-	if err != nil {
-		fmt.Fprintf(stderr, "seedfall report: %v\n", err)
-		return exitUsage
-	}
-	if len(results) == 0 {
-		fmt.Fprintf(stderr, "seedfall report: %s holds no results\n", *in)
-		return exitUsage
-	}
-	if err := checkSweepResults(*in, results, flagSet(fs, "c")); err != nil {
-		fmt.Fprintf(stderr, "seedfall report: %v\n", err)
-		return exitUsage
-	}
-	sort.Slice(results, func(i, j int) bool { return results[i].Seed < results[j].Seed })
-	if !flagSet(fs, "c") {
-		// The sweep recorded the config it ran, as given on its command line, so that
-		// the report's replay commands work from the same directory.
-		// It is named from where the report is made, when the sweep recorded its
-		// working directory and the config is there.
-		cwd, _ := os.Getwd()
-		for _, r := range results {
-			if r.Provenance != nil && r.Provenance.Config != "" {
-				*cfgPath = engineapi.ConfigFrom(r.Provenance, cwd)
-				break
-			}
+	o := ci.ReportOptions{Results: *in, Baseline: *baseline, Out: *out}
+	if flagSet(fs, "c") {
+		if *cfgPath == "" {
+			fmt.Fprintln(stderr, "seedfall report: -c: empty (want the config the results came from)")
+			return exitUsage
 		}
+		o.Config = *cfgPath
 	}
-	seeds := make([]uint64, len(results))
-	for i, r := range results {
-		seeds[i] = r.Seed
-	}
-	args2 := []string{"-c", *cfgPath, "-seeds", seedspec.Format(seeds), "-out", *out, "-shrink-budget", "0s", "-comment=false", "-fail-on", "any", "-mode", "push"}
-	if *baseline != "" {
-		args2 = append(args2, "-baseline", *baseline)
-	}
-	inputs, err := ci.ParseInputs(args2, func(string) string { return "" }, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "seedfall report: %v\n", err)
-		return exitUsage
-	}
-	inputs.Rendering = *in
-	code, err := ci.Run(ctx, inputs, ci.Env{}, fileEngine{results}, stdout)
+	code, err := ci.Report(o, stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "seedfall report: %v\n", err)
 		return exitUsage
 	}
 	return code
-}
-
-// checkSweepResults refuses results that report cannot give a true replay command for:
-// a `replay -json` result (it may have replayed a fault plan, which a report's seed
-// commands would drop), and, unless -c names the config, a result that does not record
-// the config its sweep ran.
-func checkSweepResults(in string, results []engine.Result, configGiven bool) error {
-	for _, r := range results {
-		p := r.Provenance
-		switch {
-		case p != nil && p.Faults != "":
-			return fmt.Errorf("%s: seed %d is a `seedfall replay -json` result of the plan %s, not a sweep's: report renders results of `seedfall run -out` (replay it with: %s)", in, r.Seed, p.Faults, cli.ReplayCommand(p.Config, r.Seed, "-faults "+p.Faults))
-		case !configGiven && (p == nil || p.Config == ""):
-			return fmt.Errorf("%s: seed %d does not record the config it ran (a `seedfall replay -json` result, or results from an older seedfall?): report renders results of `seedfall run -out`; name the config with -c to render these", in, r.Seed)
-		}
-	}
-	return nil
 }
