@@ -185,15 +185,15 @@ func unquote(s string) string {
 	return s
 }
 
-// TestActionMetadata: action.yml's inputs are exactly Inputs' (InputNames, same order),
+// TestActionMetadata: action.yml's inputs are exactly Inputs' (inputNames, same order),
 // each with a description and a default that `seedfall ci` accepts and that matches the
 // flag's default (except baseline and token, which only make sense on GitHub); the
 // outputs are the ones Run sets; it is a Docker action built from the Dockerfile.
 func TestActionMetadata(t *testing.T) {
 	root := repoRoot(t)
 	m := readActionYML(t, filepath.Join(root, "action.yml"))
-	if !reflect.DeepEqual(m.inputs, InputNames) {
-		t.Errorf("action.yml inputs %v, want %v", m.inputs, InputNames)
+	if !reflect.DeepEqual(m.inputs, inputNames) {
+		t.Errorf("action.yml inputs %v, want %v", m.inputs, inputNames)
 	}
 	env := map[string]string{}
 	for _, name := range m.inputs {
@@ -238,7 +238,7 @@ func TestActionMetadata(t *testing.T) {
 	// The docs list every input and output.
 	doc, err := os.ReadFile(filepath.Join(root, "docs", "action.md"))
 	must(t, err)
-	for _, name := range append(append([]string(nil), InputNames...), m.outputs...) {
+	for _, name := range append(append([]string(nil), inputNames...), m.outputs...) {
 		if !strings.Contains(string(doc), "| `"+name+"` |") {
 			t.Errorf("docs/action.md: no table row for %s", name)
 		}

@@ -20,43 +20,43 @@ import (
 // The publish artifact: what a pull request's sweep (run with the pull request's
 // read-only token) hands to the publisher (a workflow_run workflow with write
 // permissions that never checks out or runs the pull request's code). The sweep writes
-// it as ArtifactFile in the report directory; the sweep workflow uploads that file
+// it as artifactFile in the report directory; the sweep workflow uploads that file
 // alone as an artifact, and `seedfall ci -publish DIR` reads it back.
 //
 // Everything in it was produced by code the pull request controls, so the publisher
 // trusts none of it: the pull request and head commit come from the workflow_run event
 // (the artifact's copies must agree, or nothing is posted), the file is capped at
-// ArtifactLimit bytes and decoded strictly (unknown fields, a wrong version, counts
+// artifactLimit bytes and decoded strictly (unknown fields, a wrong version, counts
 // that do not add up are refused), every string is checked (length, control
 // characters, HTML, Markdown links, the comment marker), the conclusion is recomputed
 // from the counts with the publisher's own fail-on, and the Markdown is rendered by
 // the publisher with guest text in code spans.
 const (
-	ArtifactFile    = "publish.json"
-	ArtifactVersion = 1
-	// ArtifactLimit caps the artifact file: 1 MiB holds thousands of signatures.
-	ArtifactLimit = 1 << 20
+	artifactFile    = "publish.json"
+	artifactVersion = 1
+	// artifactLimit caps the artifact file: 1 MiB holds thousands of signatures.
+	artifactLimit = 1 << 20
 	// maxArtifactString caps each string in the artifact.
 	maxArtifactString = 4096
 	// maxArtifactGroups caps the signatures in the artifact.
 	maxArtifactGroups = 2000
 )
 
-// Artifact is the publish artifact's schema, version 1.
-type Artifact struct {
+// artifact is the publish artifact's schema, version 1.
+type artifact struct {
 	Version    int                `json:"version"`
 	PR         int                `json:"pr"`       // checked against the workflow_run event
 	HeadSHA    string             `json:"head_sha"` // checked against the workflow_run event
-	Summary    ArtifactSummary    `json:"summary"`
-	Groups     []ArtifactGroup    `json:"groups"`
-	Properties []ArtifactProperty `json:"properties"`
+	Summary    artifactSummary    `json:"summary"`
+	Groups     []artifactGroup    `json:"groups"`
+	Properties []artifactProperty `json:"properties"`
 
-	file string // where ReadArtifact read it
+	file string // where readArtifact read it
 }
 
-// ArtifactSummary is report.Summary without what the publisher decides itself (the
+// artifactSummary is report.Summary without what the publisher decides itself (the
 // conclusion, the report URL).
-type ArtifactSummary struct {
+type artifactSummary struct {
 	Config        string `json:"config"`
 	Seeds         string `json:"seeds"`
 	Ref           string `json:"ref"`
@@ -79,9 +79,9 @@ type ArtifactSummary struct {
 	Upgrade string `json:"upgrade,omitempty"`
 }
 
-// ArtifactGroup is one signature: report.Group without the trace and the full fault
+// artifactGroup is one signature: report.Group without the trace and the full fault
 // list, with where it is annotated.
-type ArtifactGroup struct {
+type artifactGroup struct {
 	Signature    string         `json:"signature"`
 	Status       string         `json:"status"`
 	Kind         string         `json:"kind"`
@@ -101,8 +101,8 @@ type ArtifactGroup struct {
 	Frame        string    `json:"frame,omitempty"`
 }
 
-// ArtifactProperty is one property's counts.
-type ArtifactProperty struct {
+// artifactProperty is one property's counts.
+type artifactProperty struct {
 	Name    string `json:"name"`
 	Kind    string `json:"kind"`
 	Reached int    `json:"reached"`
@@ -110,17 +110,17 @@ type ArtifactProperty struct {
 }
 
 // newArtifact captures what the publisher needs from a sweep.
-func newArtifact(pr int, sha string, d *report.Data, places map[string]groupPlace) *Artifact {
+func newArtifact(pr int, sha string, d *report.Data, places map[string]groupPlace) *artifact {
 	s := d.Summary
-	a := &Artifact{Version: ArtifactVersion, PR: pr, HeadSHA: sha, Groups: []ArtifactGroup{}, Properties: []ArtifactProperty{},
-		Summary: ArtifactSummary{
+	a := &artifact{Version: artifactVersion, PR: pr, HeadSHA: sha, Groups: []artifactGroup{}, Properties: []artifactProperty{},
+		Summary: artifactSummary{
 			Config: s.Config, Seeds: s.Seeds, Ref: s.Ref, Total: s.Total, Passed: s.Passed, Failed: s.Failed,
 			Liveness: s.Liveness, Horizon: s.Horizon, Watchdog: s.Watchdog, Errors: s.Errors, Checked: s.Checked,
 			Divergences: s.Divergences, New: s.New, Known: s.Known, Fixed: s.Fixed,
 			MutationScore: s.MutationScore, MutationWas: s.MutationWas, Blind: s.Blind, Upgrade: s.Upgrade,
 		}}
 	for _, g := range d.Groups {
-		ag := ArtifactGroup{
+		ag := artifactGroup{
 			Signature: g.Signature, Status: string(g.Status), Kind: g.Kind, Reason: g.Reason, Seeds: g.Seeds,
 			FaultClasses: g.FaultClasses, Shrunk: g.Shrunk, ShrinkNote: g.ShrinkNote, Replay: g.Replay,
 			FirstSeen: g.FirstSeen, LastSeen: g.LastSeen, AtNS: g.AtNS,
@@ -132,13 +132,13 @@ func newArtifact(pr int, sha string, d *report.Data, places map[string]groupPlac
 		a.Groups = append(a.Groups, ag)
 	}
 	for _, p := range d.Properties {
-		a.Properties = append(a.Properties, ArtifactProperty{Name: p.Name, Kind: p.Kind, Reached: p.Reached, Held: p.Held})
+		a.Properties = append(a.Properties, artifactProperty{Name: p.Name, Kind: p.Kind, Reached: p.Reached, Held: p.Held})
 	}
 	return a
 }
 
-// writeArtifact writes a as ArtifactFile in dir.
-func writeArtifact(dir string, a *Artifact) error {
+// writeArtifact writes a as artifactFile in dir.
+func writeArtifact(dir string, a *artifact) error {
 	data, err := json.MarshalIndent(a, "", " ")
 	if err != nil {
 		return err
@@ -146,56 +146,56 @@ func writeArtifact(dir string, a *Artifact) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, ArtifactFile), append(data, '\n'), 0o644)
+	return os.WriteFile(filepath.Join(dir, artifactFile), append(data, '\n'), 0o644)
 }
 
-// ArtifactError is a refused artifact: the file and what is wrong with it.
-type ArtifactError struct {
+// artifactError is a refused artifact: the file and what is wrong with it.
+type artifactError struct {
 	File  string
 	Field string // JSON path of the offending field, "" for the file as a whole
 	Msg   string
 }
 
-func (e *ArtifactError) Error() string {
+func (e *artifactError) Error() string {
 	if e.Field == "" {
 		return fmt.Sprintf("artifact %s refused: %s; nothing was posted", e.File, e.Msg)
 	}
 	return fmt.Sprintf("artifact %s refused: field %s: %s; nothing was posted", e.File, e.Field, e.Msg)
 }
 
-// ReadArtifact reads and validates the publish artifact at p: ArtifactFile itself, or
+// readArtifact reads and validates the publish artifact at p: artifactFile itself, or
 // a directory (the downloaded artifact) holding it. It never reads more than
-// ArtifactLimit+1 bytes, and refuses anything but a regular file.
-func ReadArtifact(p string) (*Artifact, error) {
+// artifactLimit+1 bytes, and refuses anything but a regular file.
+func readArtifact(p string) (*artifact, error) {
 	fi, err := os.Lstat(p)
 	if err != nil {
-		return nil, &ArtifactError{File: p, Msg: "cannot read it: " + err.Error()}
+		return nil, &artifactError{File: p, Msg: "cannot read it: " + err.Error()}
 	}
 	if fi.IsDir() {
-		p = filepath.Join(p, ArtifactFile)
+		p = filepath.Join(p, artifactFile)
 		if fi, err = os.Lstat(p); err != nil {
-			return nil, &ArtifactError{File: p, Msg: "cannot read it (did the sweep job upload " + ArtifactFile + "?): " + err.Error()}
+			return nil, &artifactError{File: p, Msg: "cannot read it (did the sweep job upload " + artifactFile + "?): " + err.Error()}
 		}
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, &ArtifactError{File: p, Msg: "not a regular file (" + fi.Mode().Type().String() + ")"}
+		return nil, &artifactError{File: p, Msg: "not a regular file (" + fi.Mode().Type().String() + ")"}
 	}
-	if fi.Size() > ArtifactLimit {
-		return nil, &ArtifactError{File: p, Msg: fmt.Sprintf("%d bytes, more than the limit of %d", fi.Size(), ArtifactLimit)}
+	if fi.Size() > artifactLimit {
+		return nil, &artifactError{File: p, Msg: fmt.Sprintf("%d bytes, more than the limit of %d", fi.Size(), artifactLimit)}
 	}
 	f, err := os.Open(p)
 	if err != nil {
-		return nil, &ArtifactError{File: p, Msg: "cannot read it: " + err.Error()}
+		return nil, &artifactError{File: p, Msg: "cannot read it: " + err.Error()}
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, ArtifactLimit+1))
+	data, err := io.ReadAll(io.LimitReader(f, artifactLimit+1))
 	if err != nil {
-		return nil, &ArtifactError{File: p, Msg: "cannot read it: " + err.Error()}
+		return nil, &artifactError{File: p, Msg: "cannot read it: " + err.Error()}
 	}
-	if len(data) > ArtifactLimit {
-		return nil, &ArtifactError{File: p, Msg: fmt.Sprintf("more than the limit of %d bytes", ArtifactLimit)}
+	if len(data) > artifactLimit {
+		return nil, &artifactError{File: p, Msg: fmt.Sprintf("more than the limit of %d bytes", artifactLimit)}
 	}
-	a, err := ParseArtifact(p, data)
+	a, err := parseArtifact(p, data)
 	if err != nil {
 		return nil, err
 	}
@@ -203,26 +203,26 @@ func ReadArtifact(p string) (*Artifact, error) {
 	return a, nil
 }
 
-// ParseArtifact decodes and validates an artifact's bytes; name is shown in errors.
-func ParseArtifact(name string, data []byte) (*Artifact, error) {
+// parseArtifact decodes and validates an artifact's bytes; name is shown in errors.
+func parseArtifact(name string, data []byte) (*artifact, error) {
 	if !utf8.Valid(data) {
-		return nil, &ArtifactError{File: name, Msg: "not UTF-8 text"}
+		return nil, &artifactError{File: name, Msg: "not UTF-8 text"}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var a Artifact
+	var a artifact
 	if err := dec.Decode(&a); err != nil {
-		return nil, &ArtifactError{File: name, Msg: "not a seedfall publish artifact: " + err.Error()}
+		return nil, &artifactError{File: name, Msg: "not a seedfall publish artifact: " + err.Error()}
 	}
 	if dec.More() {
-		return nil, &ArtifactError{File: name, Msg: "trailing data after the JSON object"}
+		return nil, &artifactError{File: name, Msg: "trailing data after the JSON object"}
 	}
 	if err := a.validate(); err != nil {
-		if ae, ok := err.(*ArtifactError); ok {
+		if ae, ok := err.(*artifactError); ok {
 			ae.File = name
 			return nil, ae
 		}
-		return nil, &ArtifactError{File: name, Msg: err.Error()}
+		return nil, &artifactError{File: name, Msg: err.Error()}
 	}
 	return &a, nil
 }
@@ -238,13 +238,13 @@ var (
 )
 
 func fieldErr(field, format string, args ...any) error {
-	return &ArtifactError{Field: field, Msg: fmt.Sprintf(format, args...)}
+	return &artifactError{Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
 // validate checks the artifact's version, numbers, enums and every string.
-func (a *Artifact) validate() error {
-	if a.Version != ArtifactVersion {
-		return fieldErr("version", "%d, want %d (sweep and publisher must run the same seedfall release)", a.Version, ArtifactVersion)
+func (a *artifact) validate() error {
+	if a.Version != artifactVersion {
+		return fieldErr("version", "%d, want %d (sweep and publisher must run the same seedfall release)", a.Version, artifactVersion)
 	}
 	if a.PR <= 0 {
 		return fieldErr("pr", "%d is not a pull request number", a.PR)
@@ -404,7 +404,7 @@ func clipText(s string) string {
 
 // data rebuilds the report's data from a validated artifact: the conclusion from the
 // counts under failOn, the report link from the event.
-func (a *Artifact) data(failOn, sha, reportURL string) (*report.Data, map[string]groupPlace) {
+func (a *artifact) data(failOn, sha, reportURL string) (*report.Data, map[string]groupPlace) {
 	s := a.Summary
 	sum := report.Summary{
 		Config: s.Config, Seeds: s.Seeds, Commit: sha, Ref: s.Ref, Event: "pull_request",

@@ -18,8 +18,8 @@ import (
 	"github.com/seedfall/seedfall/engine"
 )
 
-// BaselineVersion is the format version this package reads and writes.
-const BaselineVersion = 1
+// baselineVersion is the format version this package reads and writes.
+const baselineVersion = 1
 
 // Entry statuses in a baseline.
 const (
@@ -52,7 +52,7 @@ type Entry struct {
 	FixedIn   string         `json:"fixed_in,omitempty"`
 	// FirstRun, LastRun and FixedRun are the GITHUB_RUN_IDs of the runs that first saw,
 	// last saw and fixed the signature. Run ids grow, so they order concurrent writers
-	// when MergeBaselines reconciles them (commit SHAs have no order).
+	// when mergeBaselines reconciles them (commit SHAs have no order).
 	FirstRun int64 `json:"first_run,omitempty"`
 	LastRun  int64 `json:"last_run,omitempty"`
 	FixedRun int64 `json:"fixed_run,omitempty"`
@@ -78,42 +78,42 @@ type Mutant struct {
 
 func (m Mutant) key() string { return m.Name + "\x00" + m.Site }
 
-// NewBaseline returns an empty baseline.
-func NewBaseline() *Baseline {
-	return &Baseline{Version: BaselineVersion, Signatures: map[string]*Entry{}}
+// newBaseline returns an empty baseline.
+func newBaseline() *Baseline {
+	return &Baseline{Version: baselineVersion, Signatures: map[string]*Entry{}}
 }
 
-// CorruptError says a stored baseline could not be read. The run treats the baseline as
+// corruptError says a stored baseline could not be read. The run treats the baseline as
 // empty and still reports.
-type CorruptError struct {
+type corruptError struct {
 	Name string // the file or branch:path
 	Err  error
 }
 
-func (e *CorruptError) Error() string {
+func (e *corruptError) Error() string {
 	return fmt.Sprintf("baseline %s is unreadable: %v; treating it as empty (the next write replaces it)", e.Name, e.Err)
 }
 
-func (e *CorruptError) Unwrap() error { return e.Err }
+func (e *corruptError) Unwrap() error { return e.Err }
 
 // ParseBaseline decodes a baseline. An empty input is an empty baseline.
 func ParseBaseline(name string, data []byte) (*Baseline, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
-		return NewBaseline(), nil
+		return newBaseline(), nil
 	}
 	var b Baseline
 	if err := json.Unmarshal(data, &b); err != nil {
-		return nil, &CorruptError{Name: name, Err: fmt.Errorf("invalid JSON: %w", err)}
+		return nil, &corruptError{Name: name, Err: fmt.Errorf("invalid JSON: %w", err)}
 	}
-	if b.Version != BaselineVersion {
-		return nil, &CorruptError{Name: name, Err: fmt.Errorf("field version: %d is not a version this seedfall reads (want %d)", b.Version, BaselineVersion)}
+	if b.Version != baselineVersion {
+		return nil, &corruptError{Name: name, Err: fmt.Errorf("field version: %d is not a version this seedfall reads (want %d)", b.Version, baselineVersion)}
 	}
 	if b.Signatures == nil {
 		b.Signatures = map[string]*Entry{}
 	}
 	for sig, e := range b.Signatures {
 		if e == nil {
-			return nil, &CorruptError{Name: name, Err: fmt.Errorf("field signatures.%s: null", sig)}
+			return nil, &corruptError{Name: name, Err: fmt.Errorf("field signatures.%s: null", sig)}
 		}
 	}
 	return &b, nil
@@ -137,7 +137,7 @@ func (b *Baseline) Clone() *Baseline {
 	if err != nil {
 		panic(fmt.Sprintf("ci: baseline does not marshal: %v", err))
 	}
-	c := NewBaseline()
+	c := newBaseline()
 	if err := json.Unmarshal(data, c); err != nil {
 		panic(fmt.Sprintf("ci: baseline does not round-trip: %v", err))
 	}
@@ -147,13 +147,13 @@ func (b *Baseline) Clone() *Baseline {
 	return c
 }
 
-// MergeBaselines reconciles a baseline read back after a write conflict (theirs) with
+// mergeBaselines reconciles a baseline read back after a write conflict (theirs) with
 // the one this run wanted to write (mine): the union of signatures; for a signature in
 // both, the union of seeds, the earliest first sighting, the latest last sighting, and
 // the reason and shrunk plan of the latest sighting. A signature is fixed only if its
 // latest fix comes after its latest sighting; a fix and a sighting in the same run (two
 // shards of one deep sweep) leave it failing. The mutation result of the later run wins.
-func MergeBaselines(theirs, mine *Baseline) *Baseline {
+func mergeBaselines(theirs, mine *Baseline) *Baseline {
 	out := theirs.Clone()
 	m := mine.Clone()
 	for sig, e := range m.Signatures {
@@ -231,18 +231,18 @@ func unionSeeds(a, b []uint64) []uint64 {
 	return out
 }
 
-// ErrConflict is returned by BaselineStore.Save when the stored baseline changed since
+// errConflict is returned by baselineStore.Save when the stored baseline changed since
 // it was loaded.
-var ErrConflict = errors.New("baseline changed since it was read")
+var errConflict = errors.New("baseline changed since it was read")
 
-// BaselineStore keeps a baseline somewhere, with compare-and-swap: Load returns the
+// baselineStore keeps a baseline somewhere, with compare-and-swap: Load returns the
 // baseline and an opaque version; Save writes only if the stored version is still that
-// version, else it returns ErrConflict.
-type BaselineStore interface {
+// version, else it returns errConflict.
+type baselineStore interface {
 	// Name says where the baseline lives, for messages.
 	Name() string
 	// Load returns the stored baseline and its version. A missing baseline is an empty
-	// one with version "". An unreadable one returns the version and a *CorruptError.
+	// one with version "". An unreadable one returns the version and a *corruptError.
 	Load(ctx context.Context) (b *Baseline, version string, err error)
 	// Save writes b if the stored version is still version.
 	Save(ctx context.Context, b *Baseline, version string) error
@@ -251,48 +251,48 @@ type BaselineStore interface {
 // maxBaselineAttempts bounds compare-and-swap retries.
 const maxBaselineAttempts = 5
 
-// UpdateBaseline writes mine over the version the run loaded; when another run wrote in
-// between, it reads the new baseline, merges (MergeBaselines) and tries again, up to 5
+// updateBaseline writes mine over the version the run loaded; when another run wrote in
+// between, it reads the new baseline, merges (mergeBaselines) and tries again, up to 5
 // attempts in all.
-func UpdateBaseline(ctx context.Context, store BaselineStore, version string, mine *Baseline) error {
+func updateBaseline(ctx context.Context, store baselineStore, version string, mine *Baseline) error {
 	want := mine
 	for attempt := 1; ; attempt++ {
 		err := store.Save(ctx, want, version)
 		if err == nil {
 			return nil
 		}
-		if !errors.Is(err, ErrConflict) {
+		if !errors.Is(err, errConflict) {
 			return fmt.Errorf("write baseline %s: %w", store.Name(), err)
 		}
 		if attempt == maxBaselineAttempts {
 			return fmt.Errorf("write baseline %s: still conflicting after %d attempts: %w", store.Name(), attempt, err)
 		}
 		theirs, v, err := store.Load(ctx)
-		var ce *CorruptError
+		var ce *corruptError
 		switch {
 		case errors.As(err, &ce):
-			theirs = NewBaseline()
+			theirs = newBaseline()
 		case err != nil:
 			return fmt.Errorf("write baseline %s: re-read after a conflict: %w", store.Name(), err)
 		}
-		want, version = MergeBaselines(theirs, mine), v
+		want, version = mergeBaselines(theirs, mine), v
 	}
 }
 
-// FileStore keeps the baseline in a local file, for any CI. Its version is the SHA-256
+// fileStore keeps the baseline in a local file, for any CI. Its version is the SHA-256
 // of the file's bytes, so a write over a file changed since it was read is refused.
-type FileStore struct {
+type fileStore struct {
 	Path string
 }
 
 // Name returns the file path.
-func (s FileStore) Name() string { return s.Path }
+func (s fileStore) Name() string { return s.Path }
 
 // Load reads the file; a missing file is an empty baseline.
-func (s FileStore) Load(ctx context.Context) (*Baseline, string, error) {
+func (s fileStore) Load(ctx context.Context) (*Baseline, string, error) {
 	data, err := os.ReadFile(s.Path)
 	if errors.Is(err, os.ErrNotExist) {
-		return NewBaseline(), "", nil
+		return newBaseline(), "", nil
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("read baseline: %w", err)
@@ -307,7 +307,7 @@ func (s FileStore) Load(ctx context.Context) (*Baseline, string, error) {
 // writes a temporary file, fsyncs it, renames it over the baseline and fsyncs the
 // directory, so that a crash leaves the old baseline or the new one, never an empty or
 // missing file.
-func (s FileStore) Save(ctx context.Context, b *Baseline, version string) error {
+func (s fileStore) Save(ctx context.Context, b *Baseline, version string) error {
 	data, err := b.Marshal()
 	if err != nil {
 		return err
@@ -325,12 +325,12 @@ func (s FileStore) Save(ctx context.Context, b *Baseline, version string) error 
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		if version != "" {
-			return ErrConflict
+			return errConflict
 		}
 	case err != nil:
 		return err
 	case contentVersion(cur) != version:
-		return ErrConflict
+		return errConflict
 	}
 	tmp, err := os.CreateTemp(dir, ".baseline-*.json")
 	if err != nil {

@@ -68,15 +68,15 @@ func TestPushToOtherBranchDoesNotWrite(t *testing.T) {
 // both signatures land.
 func TestBaselineCAS(t *testing.T) {
 	gh := githubtest.New(t)
-	start := NewBaseline()
+	start := newBaseline()
 	start.Signatures["sig-000000000000"] = &Entry{Reason: "old", Seeds: []uint64{1}, FirstSeen: "s0", LastSeen: "s0", Status: StatusFailing, FirstRun: 1, LastRun: 1}
 	data, err := start.Marshal()
 	must(t, err)
 	gh.SetBranch("seedfall-baseline", map[string][]byte{"b.json": data})
 
-	client, err := NewClient(gh.URL(), "t", gh.Client())
+	client, err := newClient(gh.URL(), "t", gh.Client())
 	must(t, err)
-	store := BranchStore{Client: client, Owner: "acme", Repo: "store", Branch: "seedfall-baseline", Path: "b.json"}
+	store := branchStore{Client: client, Owner: "acme", Repo: "store", Branch: "seedfall-baseline", Path: "b.json"}
 
 	// Both writers load before either saves, and the first two PUTs are held until both
 	// have arrived, so exactly one of them must lose.
@@ -111,7 +111,7 @@ func TestBaselineCAS(t *testing.T) {
 			b.Signatures[sig] = &Entry{Reason: sig, Seeds: []uint64{uint64(10 + i)}, FirstSeen: sig, LastSeen: sig, Status: StatusFailing, FirstRun: int64(10 + i), LastRun: int64(10 + i)}
 			b.Signatures["sig-000000000000"].LastSeen, b.Signatures["sig-000000000000"].LastRun = sig, int64(10+i)
 			b.Signatures["sig-000000000000"].Seeds = append(b.Signatures["sig-000000000000"].Seeds, uint64(20+i))
-			errs[i] = UpdateBaseline(context.Background(), store, v, b)
+			errs[i] = updateBaseline(context.Background(), store, v, b)
 		}()
 	}
 	wg.Wait()
@@ -141,7 +141,7 @@ func TestFork(t *testing.T) {
 	for _, tc := range []struct {
 		failOn string
 		code   int
-	}{{FailOnNew, ExitFailure}, {FailOnNever, ExitPass}} {
+	}{{failOnNew, ExitFailure}, {failOnNever, ExitPass}} {
 		t.Run(tc.failOn, func(t *testing.T) {
 			gh := githubtest.New(t)
 			gh.ReadOnly = true

@@ -84,7 +84,7 @@ func TestEntrypointContainerEnv(t *testing.T) {
 	if !strings.Contains(out, "::error file=server/log.go,line=88,title=seedfall new failure::") {
 		t.Errorf("no annotation at server/log.go:88 relative to the workspace:\n%s", out)
 	}
-	if _, err := os.Stat(filepath.Join(ws, DefaultOut, ArtifactFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(ws, DefaultOut, artifactFile)); err != nil {
 		t.Errorf("the report is not in the workspace: %v", err)
 	}
 	outputs := readOutputs(t, filepath.Join(gh, "file_commands", "set_output_1"))

@@ -109,11 +109,11 @@ type WorkflowRun struct {
 	HTMLURL    string // the triggering run's page
 	// PRs are the pull requests GitHub lists for the run, with their head SHAs; empty
 	// for a pull request from a fork.
-	PRs []WorkflowRunPR
+	PRs []workflowRunPR
 }
 
-// WorkflowRunPR is one entry of workflow_run.pull_requests.
-type WorkflowRunPR struct {
+// workflowRunPR is one entry of workflow_run.pull_requests.
+type workflowRunPR struct {
 	Number  int
 	HeadSHA string
 }
@@ -172,9 +172,9 @@ type eventPayload struct {
 	} `json:"workflow_run"`
 }
 
-// ReadEvent reads the event the run was triggered by. Without GITHUB_EVENT_PATH (a local
+// readEvent reads the event the run was triggered by. Without GITHUB_EVENT_PATH (a local
 // run) it returns what the variables say and no error.
-func ReadEvent(env Env) (Event, error) {
+func readEvent(env Env) (Event, error) {
 	ev := Event{Name: env.EventName, SHA: env.SHA, Ref: env.Ref}
 	if env.Repository != "" {
 		o, r, ok := strings.Cut(env.Repository, "/")
@@ -235,7 +235,7 @@ func ReadEvent(env Env) (Event, error) {
 			wr.HeadOwner = w.HeadRepository.Owner.Login
 		}
 		for _, pr := range w.PullRequests {
-			wr.PRs = append(wr.PRs, WorkflowRunPR{Number: pr.Number, HeadSHA: pr.Head.SHA})
+			wr.PRs = append(wr.PRs, workflowRunPR{Number: pr.Number, HeadSHA: pr.Head.SHA})
 		}
 		ev.WorkflowRun = wr
 		ev.SHA = w.HeadSHA

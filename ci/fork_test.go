@@ -83,7 +83,7 @@ func forkSweep(t *testing.T, gh *githubtest.FakeGitHub, eng Engine, seeds string
 	if !strings.Contains(out.String(), "::error file=server/log.go,line=88,title=seedfall new failure::") {
 		t.Errorf("sweep: no workflow-command annotation at server/log.go:88:\n%s", out.String())
 	}
-	art, err := os.ReadFile(filepath.Join(in.Out, ArtifactFile))
+	art, err := os.ReadFile(filepath.Join(in.Out, artifactFile))
 	must(t, err)
 	return art
 }
@@ -96,7 +96,7 @@ func publish(t *testing.T, gh *githubtest.FakeGitHub, artifact []byte, mutate fu
 	dir := t.TempDir()
 	art := filepath.Join(dir, "seedfall-publish")
 	must(t, os.MkdirAll(art, 0o755))
-	must(t, os.WriteFile(filepath.Join(art, ArtifactFile), artifact, 0o644))
+	must(t, os.WriteFile(filepath.Join(art, artifactFile), artifact, 0o644))
 	payload := map[string]any{
 		"action": "completed",
 		"workflow_run": map[string]any{
@@ -149,9 +149,9 @@ func TestForkPullRequest(t *testing.T) {
 	if ck.Name != "seedfall" || ck.HeadSHA != forkSHA || ck.Conclusion != "failure" || !strings.Contains(ck.Summary, buggySig(t)) {
 		t.Errorf("check run %+v", ck)
 	}
-	var a0 Artifact
+	var a0 artifact
 	must(t, json.Unmarshal(art, &a0))
-	if len(a0.Groups) <= MaxAnnotationsPerRequest || len(ck.Annotations) != len(a0.Groups) || ck.Requests != 2 {
+	if len(a0.Groups) <= maxAnnotationsPerRequest || len(ck.Annotations) != len(a0.Groups) || ck.Requests != 2 {
 		t.Fatalf("check run: %d annotations in %d requests, want %d (one per signature, more than 50) in 2 (batches of 50)", len(ck.Annotations), ck.Requests, len(a0.Groups))
 	}
 	a := ck.Annotations[0]
@@ -191,7 +191,7 @@ func TestPublishRefusesHostileArtifacts(t *testing.T) {
 		{"event for another head", good, func(ev map[string]any) {
 			ev["workflow_run"].(map[string]any)["head_sha"] = strings.Repeat("d", 40)
 		}, "no open pull request from stranger:feature has head ddddddd"},
-		{"oversized", append(append([]byte(nil), good...), bytes.Repeat([]byte(" "), ArtifactLimit)...), nil, "more than the limit of 1048576"},
+		{"oversized", append(append([]byte(nil), good...), bytes.Repeat([]byte(" "), artifactLimit)...), nil, "more than the limit of 1048576"},
 		{"not JSON", []byte("PK\x03\x04 a zip, not the file"), nil, "not a seedfall publish artifact"},
 		{"unknown field", edit(func(a map[string]any) { a["body"] = "## pwned" }), nil, `unknown field "body"`},
 		{"wrong version", edit(func(a map[string]any) { a["version"] = 2 }), nil, "field version: 2, want 1"},
@@ -280,10 +280,10 @@ func TestPublishFromEventPullRequests(t *testing.T) {
 	must(t, os.WriteFile(target, art, 0o644))
 	link := filepath.Join(dir, "art")
 	must(t, os.MkdirAll(link, 0o755))
-	if err := os.Symlink(target, filepath.Join(link, ArtifactFile)); err != nil {
+	if err := os.Symlink(target, filepath.Join(link, artifactFile)); err != nil {
 		t.Skipf("no symlinks here: %v", err)
 	}
-	if _, err := ReadArtifact(link); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := readArtifact(link); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("a symlinked artifact: %v, want refused as not a regular file", err)
 	}
 }

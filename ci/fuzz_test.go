@@ -6,7 +6,7 @@ import (
 )
 
 // FuzzParseBaseline: a corrupted baseline (a bad merge, a truncated write, a hostile
-// pull request editing the data branch) is a *CorruptError or a baseline that writes and
+// pull request editing the data branch) is a *corruptError or a baseline that writes and
 // reads back the same, never a panic.
 //
 //	go test ./ci -run '^$' -fuzz FuzzParseBaseline -fuzztime 1m
@@ -22,9 +22,9 @@ func FuzzParseBaseline(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b, err := ParseBaseline("baseline.json", data)
 		if err != nil {
-			var ce *CorruptError
+			var ce *corruptError
 			if !errors.As(err, &ce) {
-				t.Fatalf("error %v is not a *CorruptError", err)
+				t.Fatalf("error %v is not a *corruptError", err)
 			}
 			return
 		}
@@ -40,6 +40,6 @@ func FuzzParseBaseline(f *testing.F) {
 		if string(again) != string(out) {
 			t.Fatalf("baseline changed on a round trip:\n%s\n%s", out, again)
 		}
-		MergeBaselines(b, c) // must not panic
+		mergeBaselines(b, c) // must not panic
 	})
 }

@@ -15,12 +15,12 @@ import (
 // contains it rather than adding another.
 const CommentMarker = "<!-- seedfall-report -->"
 
-// StatusContext is the commit status context seedfall sets.
-const StatusContext = "seedfall"
+// statusContext is the commit status context seedfall sets.
+const statusContext = "seedfall"
 
-// NewClient returns a go-github client for the API at apiURL (GITHUB_API_URL; GitHub
+// newClient returns a go-github client for the API at apiURL (GITHUB_API_URL; GitHub
 // Enterprise Server's is https://HOST/api/v3), authenticated with token when not empty.
-func NewClient(apiURL, token string, hc *http.Client) (*github.Client, error) {
+func newClient(apiURL, token string, hc *http.Client) (*github.Client, error) {
 	c := github.NewClient(hc)
 	if token != "" {
 		c = c.WithAuthToken(token)
@@ -58,11 +58,11 @@ func readOnly(err error) bool {
 	return statusCode(err) == http.StatusForbidden
 }
 
-// BranchStore keeps the baseline as a file on a data branch, read and written through
+// branchStore keeps the baseline as a file on a data branch, read and written through
 // the contents API; the version is the file's blob SHA, which the API compares on write
 // (409 or 422 when it is stale). When the branch does not exist, the first Save creates
 // it as an orphan branch holding only the baseline file.
-type BranchStore struct {
+type branchStore struct {
 	Client      *github.Client
 	Owner, Repo string
 	Branch      string
@@ -70,30 +70,30 @@ type BranchStore struct {
 }
 
 // Name returns "branch:NAME:PATH".
-func (s BranchStore) Name() string { return "branch:" + s.Branch + ":" + s.Path }
+func (s branchStore) Name() string { return "branch:" + s.Branch + ":" + s.Path }
 
 // Load reads the file; a missing file or branch is an empty baseline.
-func (s BranchStore) Load(ctx context.Context) (*Baseline, string, error) {
+func (s branchStore) Load(ctx context.Context) (*Baseline, string, error) {
 	fc, _, _, err := s.Client.Repositories.GetContents(ctx, s.Owner, s.Repo, s.Path, &github.RepositoryContentGetOptions{Ref: s.Branch})
 	if statusCode(err) == http.StatusNotFound {
-		return NewBaseline(), "", nil
+		return newBaseline(), "", nil
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("read baseline %s: %w", s.Name(), err)
 	}
 	if fc == nil {
-		return nil, "", &CorruptError{Name: s.Name(), Err: errors.New("the path is a directory, not a file")}
+		return nil, "", &corruptError{Name: s.Name(), Err: errors.New("the path is a directory, not a file")}
 	}
 	text, err := fc.GetContent()
 	if err != nil {
-		return nil, fc.GetSHA(), &CorruptError{Name: s.Name(), Err: err}
+		return nil, fc.GetSHA(), &corruptError{Name: s.Name(), Err: err}
 	}
 	b, err := ParseBaseline(s.Name(), []byte(text))
 	return b, fc.GetSHA(), err
 }
 
 // Save writes the file with the blob SHA it was read at (compare-and-swap).
-func (s BranchStore) Save(ctx context.Context, b *Baseline, version string) error {
+func (s branchStore) Save(ctx context.Context, b *Baseline, version string) error {
 	data, err := b.Marshal()
 	if err != nil {
 		return err
@@ -123,12 +123,12 @@ func (s BranchStore) Save(ctx context.Context, b *Baseline, version string) erro
 		}
 		return nil
 	case http.StatusConflict, http.StatusUnprocessableEntity:
-		return fmt.Errorf("%w (%v)", ErrConflict, err)
+		return fmt.Errorf("%w (%v)", errConflict, err)
 	}
 	return err
 }
 
-func (s BranchStore) branchExists(ctx context.Context) (bool, error) {
+func (s branchStore) branchExists(ctx context.Context) (bool, error) {
 	_, _, err := s.Client.Git.GetRef(ctx, s.Owner, s.Repo, "heads/"+s.Branch)
 	switch {
 	case err == nil:
@@ -142,7 +142,7 @@ func (s BranchStore) branchExists(ctx context.Context) (bool, error) {
 // createBranch creates the data branch as an orphan: a tree with the one file, a commit
 // without parents, and the ref. A concurrent creator makes CreateRef answer 422, which
 // is a conflict: the caller re-reads and merges.
-func (s BranchStore) createBranch(ctx context.Context, data []byte) error {
+func (s branchStore) createBranch(ctx context.Context, data []byte) error {
 	tree, _, err := s.Client.Git.CreateTree(ctx, s.Owner, s.Repo, "", []*github.TreeEntry{{
 		Path: github.String(s.Path), Mode: github.String("100644"), Type: github.String("blob"), Content: github.String(string(data)),
 	}})
@@ -160,7 +160,7 @@ func (s BranchStore) createBranch(ctx context.Context, data []byte) error {
 		Ref: github.String("refs/heads/" + s.Branch), Object: &github.GitObject{SHA: commit.SHA},
 	})
 	if statusCode(err) == http.StatusUnprocessableEntity {
-		return fmt.Errorf("%w (branch %s was created concurrently)", ErrConflict, s.Branch)
+		return fmt.Errorf("%w (branch %s was created concurrently)", errConflict, s.Branch)
 	}
 	if err != nil {
 		return fmt.Errorf("create branch %s: ref: %w", s.Branch, err)
@@ -168,21 +168,21 @@ func (s BranchStore) createBranch(ctx context.Context, data []byte) error {
 	return nil
 }
 
-// ActionsBot is the login GitHub gives the Actions token (GITHUB_TOKEN) as a comment
+// actionsBot is the login GitHub gives the Actions token (GITHUB_TOKEN) as a comment
 // author.
-const ActionsBot = "github-actions[bot]"
+const actionsBot = "github-actions[bot]"
 
 // tokenLogin returns the login of the token's own identity: GET /user for a personal
-// token; the Actions token may not call it (403) and writes as ActionsBot.
+// token; the Actions token may not call it (403) and writes as actionsBot.
 func tokenLogin(ctx context.Context, c *github.Client) (string, error) {
 	u, _, err := c.Users.Get(ctx, "")
 	switch code := statusCode(err); {
 	case err == nil && u.GetLogin() != "":
 		return u.GetLogin(), nil
 	case code == http.StatusForbidden || code == http.StatusUnauthorized || code == http.StatusNotFound:
-		return ActionsBot, nil
+		return actionsBot, nil
 	case err == nil:
-		return ActionsBot, nil
+		return actionsBot, nil
 	default:
 		return "", fmt.Errorf("who is the token: %w", err)
 	}
@@ -228,7 +228,7 @@ func setStatus(ctx context.Context, c *github.Client, owner, repo, sha, state, d
 	if len(description) > 140 { // the API's limit
 		description = description[:137] + "..."
 	}
-	st := &github.RepoStatus{State: github.String(state), Description: github.String(description), Context: github.String(StatusContext)}
+	st := &github.RepoStatus{State: github.String(state), Description: github.String(description), Context: github.String(statusContext)}
 	if target != "" {
 		st.TargetURL = github.String(target)
 	}
@@ -245,23 +245,23 @@ func shortSHA(sha string) string {
 	return sha
 }
 
-// CheckName is the name of the check run seedfall creates.
-const CheckName = "seedfall"
+// checkName is the name of the check run seedfall creates.
+const checkName = "seedfall"
 
-// MaxAnnotationsPerRequest is GitHub's cap on annotations in one check-run request;
+// maxAnnotationsPerRequest is GitHub's cap on annotations in one check-run request;
 // more are added by updating the run in batches of this size.
-const MaxAnnotationsPerRequest = 50
+const maxAnnotationsPerRequest = 50
 
 // createCheckRun creates the completed "seedfall" check run on sha with the summary and
-// the annotations, the first MaxAnnotationsPerRequest with the creation and the rest
+// the annotations, the first maxAnnotationsPerRequest with the creation and the rest
 // by updates of the same size. It returns the run's id.
 func createCheckRun(ctx context.Context, c *github.Client, owner, repo, sha, conclusion, title, summary, detailsURL string, ann []*github.CheckRunAnnotation) (int64, error) {
 	out := func(batch []*github.CheckRunAnnotation) *github.CheckRunOutput {
 		return &github.CheckRunOutput{Title: github.String(title), Summary: github.String(summary), Annotations: batch}
 	}
-	first := ann[:min(len(ann), MaxAnnotationsPerRequest)]
+	first := ann[:min(len(ann), maxAnnotationsPerRequest)]
 	opts := github.CreateCheckRunOptions{
-		Name: CheckName, HeadSHA: sha, Status: github.String("completed"), Conclusion: github.String(conclusion),
+		Name: checkName, HeadSHA: sha, Status: github.String("completed"), Conclusion: github.String(conclusion),
 		Output: out(first),
 	}
 	if detailsURL != "" {
@@ -271,9 +271,9 @@ func createCheckRun(ctx context.Context, c *github.Client, owner, repo, sha, con
 	if err != nil {
 		return 0, fmt.Errorf("create check run on %s: %w", shortSHA(sha), err)
 	}
-	for i := len(first); i < len(ann); i += MaxAnnotationsPerRequest {
-		batch := ann[i:min(len(ann), i+MaxAnnotationsPerRequest)]
-		if _, _, err := c.Checks.UpdateCheckRun(ctx, owner, repo, cr.GetID(), github.UpdateCheckRunOptions{Name: CheckName, Output: out(batch)}); err != nil {
+	for i := len(first); i < len(ann); i += maxAnnotationsPerRequest {
+		batch := ann[i:min(len(ann), i+maxAnnotationsPerRequest)]
+		if _, _, err := c.Checks.UpdateCheckRun(ctx, owner, repo, cr.GetID(), github.UpdateCheckRunOptions{Name: checkName, Output: out(batch)}); err != nil {
 			return cr.GetID(), fmt.Errorf("add annotations %d-%d to check run %d: %w", i+1, i+len(batch), cr.GetID(), err)
 		}
 	}

@@ -31,22 +31,22 @@ import (
 
 // Modes of a run.
 const (
-	ModeAuto = "auto" // pr for pull_request events, push otherwise
-	ModePush = "push" // sweep the seeds; may write the baseline (default branch, schedule)
-	ModePR   = "pr"   // sweep the seeds; never writes the baseline
-	ModeDeep = "deep" // sweep DeepFactor times as many seeds; may write the baseline
+	modeAuto = "auto" // pr for pull_request events, push otherwise
+	modePush = "push" // sweep the seeds; may write the baseline (default branch, schedule)
+	modePR   = "pr"   // sweep the seeds; never writes the baseline
+	modeDeep = "deep" // sweep deepFactor times as many seeds; may write the baseline
 )
 
 // Fail-on policies: which failures make the step fail (exit 1).
 const (
-	FailOnNew   = "new"   // only signatures not in the baseline
-	FailOnAny   = "any"   // any failing signature, new or known, and any run error
-	FailOnNever = "never" // report only
+	failOnNew   = "new"   // only signatures not in the baseline
+	failOnAny   = "any"   // any failing signature, new or known, and any run error
+	failOnNever = "never" // report only
 )
 
-// DeepFactor is how many times more seeds a deep run sweeps: the given seeds, then the
-// seeds after the highest one, until the count is DeepFactor times the given count.
-const DeepFactor = 10
+// deepFactor is how many times more seeds a deep run sweeps: the given seeds, then the
+// seeds after the highest one, until the count is deepFactor times the given count.
+const deepFactor = 10
 
 // maxSeeds caps one sweep, so a typo such as "1-10000000000" is an error, not an
 // out-of-memory kill.
@@ -68,36 +68,36 @@ type Inputs struct {
 	FailOn       string        // new, any or never (input fail-on, default "new")
 	Shard        Shard         // share of the seeds to sweep (input shard, default "1/1")
 	Out          string        // directory for report.html, report.md, junit.xml, results.jsonl (flag -out, default DefaultOut)
-	// Mutation says when durability mutation testing runs (input mutation): MutationOff
-	// (default), MutationDeep (scheduled, manual and deep runs) or MutationAlways.
+	// Mutation says when durability mutation testing runs (input mutation): mutationOff
+	// (default), mutationDeep (scheduled, manual and deep runs) or mutationAlways.
 	Mutation string
 	// MutationSeeds are the seeds each mutant runs (input mutation-seeds, default "1-50").
 	MutationSeeds string
 	// CrashSeeds are the seeds on which deep runs search every crash state
 	// (`seedfall crashes`, input crash-seeds, default "": none).
 	CrashSeeds string
-	// Publish is the publish artifact (a directory holding ArtifactFile, or the file)
+	// Publish is the publish artifact (a directory holding artifactFile, or the file)
 	// that publish mode posts on a workflow_run event (input publish); "" sweeps.
 	Publish string
 	// UpgradeFrom is the old build of every node with an "upgrade" option (input
-	// upgrade-from): "" keeps the config's own, UpgradeBase the pull request's base
+	// upgrade-from): "" keeps the config's own, upgradeBase the pull request's base
 	// commit (for a push, the previous commit), anything else a git revision of the
 	// repository.
 	UpgradeFrom string
 }
 
-// InputNames lists the action inputs, in action.yml order.
-var InputNames = []string{"config", "seeds", "mode", "shrink-budget", "baseline", "token", "comment", "fail-on", "shard", "mutation", "mutation-seeds", "crash-seeds", "upgrade-from", "publish"}
+// inputNames lists the action inputs, in action.yml order.
+var inputNames = []string{"config", "seeds", "mode", "shrink-budget", "baseline", "token", "comment", "fail-on", "shard", "mutation", "mutation-seeds", "crash-seeds", "upgrade-from", "publish"}
 
-// UpgradeBase is the input upgrade-from's value for the event's base: the pull
+// upgradeBase is the input upgrade-from's value for the event's base: the pull
 // request's base commit, or the commit before a push.
-const UpgradeBase = "base"
+const upgradeBase = "base"
 
 // When durability mutation testing runs (input mutation).
 const (
-	MutationOff    = "off"
-	MutationDeep   = "deep"   // scheduled and manual runs, and mode deep
-	MutationAlways = "always" // every run
+	mutationOff    = "off"
+	mutationDeep   = "deep"   // scheduled and manual runs, and mode deep
+	mutationAlways = "always" // every run
 )
 
 // Shard is a deterministic share of a seed list: shard Index of Count takes the seeds
@@ -117,8 +117,8 @@ func (s Shard) Apply(seeds []uint64) []uint64 {
 	return seedspec.Shard(seeds, s.Index, s.Count)
 }
 
-// ParseShard reads "i/n" (1 <= i <= n). The empty string is the whole sweep, 1/1.
-func ParseShard(s string) (Shard, error) {
+// parseShard reads "i/n" (1 <= i <= n). The empty string is the whole sweep, 1/1.
+func parseShard(s string) (Shard, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return Shard{1, 1}, nil
@@ -135,9 +135,9 @@ func ParseShard(s string) (Shard, error) {
 	return Shard{i, n}, nil
 }
 
-// ParseSeeds reads a seed list such as "1-500,900" (seedspec.Parse), as the input
+// parseSeeds reads a seed list such as "1-500,900" (seedspec.Parse), as the input
 // seeds: errors name the input, and at most maxSeeds seeds are allowed.
-func ParseSeeds(s string) ([]uint64, error) {
+func parseSeeds(s string) ([]uint64, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, errors.New("input seeds: empty (want e.g. \"1-500\" or \"1-500,900\")")
 	}
@@ -151,12 +151,12 @@ func ParseSeeds(s string) ([]uint64, error) {
 	return seeds, nil
 }
 
-// deepen extends sorted seeds to DeepFactor times as many, continuing after the highest.
+// deepen extends sorted seeds to deepFactor times as many, continuing after the highest.
 func deepen(seeds []uint64) []uint64 {
 	if len(seeds) == 0 {
 		return seeds
 	}
-	want := len(seeds) * DeepFactor
+	want := len(seeds) * deepFactor
 	out := append([]uint64(nil), seeds...)
 	for next := seeds[len(seeds)-1] + 1; len(out) < want && next != 0; next++ {
 		out = append(out, next)
@@ -164,14 +164,14 @@ func deepen(seeds []uint64) []uint64 {
 	return out
 }
 
-// SeedList returns the seeds this run sweeps: the parsed seed list, deepened in deep
+// seedsToSweep returns the seeds this run sweeps: the parsed seed list, deepened in deep
 // mode, then the shard's share.
-func (in Inputs) SeedList() ([]uint64, error) {
-	seeds, err := ParseSeeds(in.Seeds)
+func (in Inputs) seedsToSweep() ([]uint64, error) {
+	seeds, err := parseSeeds(in.Seeds)
 	if err != nil {
 		return nil, err
 	}
-	if in.Mode == ModeDeep {
+	if in.Mode == modeDeep {
 		seeds = deepen(seeds)
 	}
 	return in.Shard.Apply(seeds), nil
@@ -190,9 +190,9 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 		fs.SetOutput(stderr)
 	}
 	defaults := map[string]string{
-		"config": "seedfall.json", "seeds": "1-500", "mode": ModeAuto, "shrink-budget": "2m",
-		"baseline": "", "token": "", "comment": "true", "fail-on": FailOnNew, "shard": "1/1", "out": DefaultOut,
-		"mutation": MutationOff, "mutation-seeds": "1-50", "crash-seeds": "", "upgrade-from": "", "publish": "",
+		"config": "seedfall.json", "seeds": "1-500", "mode": modeAuto, "shrink-budget": "2m",
+		"baseline": "", "token": "", "comment": "true", "fail-on": failOnNew, "shard": "1/1", "out": DefaultOut,
+		"mutation": mutationOff, "mutation-seeds": "1-50", "crash-seeds": "", "upgrade-from": "", "publish": "",
 	}
 	usage := map[string]string{
 		"config":         "seedfall config file",
@@ -212,7 +212,7 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 		"publish":        "publish mode: post the sweep artifact in `dir` (or file) on a workflow_run event, without sweeping",
 	}
 	vals := map[string]*string{}
-	for _, name := range append(append([]string(nil), InputNames...), "out") {
+	for _, name := range append(append([]string(nil), inputNames...), "out") {
 		vals[name] = fs.String(name, defaults[name], usage[name])
 	}
 	fs.StringVar(vals["config"], "c", defaults["config"], "shorthand for -config")
@@ -258,11 +258,11 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 	if in.Config == "" {
 		return Inputs{}, errors.New("input config: empty (want the path of a seedfall config, e.g. seedfall.json)")
 	}
-	if _, err := ParseSeeds(in.Seeds); err != nil {
+	if _, err := parseSeeds(in.Seeds); err != nil {
 		return Inputs{}, err
 	}
 	switch in.Mode {
-	case ModeAuto, ModePush, ModePR, ModeDeep:
+	case modeAuto, modePush, modePR, modeDeep:
 	default:
 		return Inputs{}, fmt.Errorf("input mode: %q is not a mode (want auto, push, pr or deep)", in.Mode)
 	}
@@ -280,27 +280,27 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 	}
 	in.Comment = c
 	switch in.FailOn {
-	case FailOnNew, FailOnAny, FailOnNever:
+	case failOnNew, failOnAny, failOnNever:
 	default:
 		return Inputs{}, fmt.Errorf("input fail-on: %q is not a policy (want new, any or never)", in.FailOn)
 	}
-	if in.Shard, err = ParseShard(get("shard")); err != nil {
+	if in.Shard, err = parseShard(get("shard")); err != nil {
 		return Inputs{}, err
 	}
 	switch in.Mutation {
-	case MutationOff, MutationDeep, MutationAlways:
+	case mutationOff, mutationDeep, mutationAlways:
 	default:
 		return Inputs{}, fmt.Errorf("input mutation: %q is not a choice (want off, deep or always)", in.Mutation)
 	}
-	if _, err := ParseSeeds(in.MutationSeeds); err != nil {
+	if _, err := parseSeeds(in.MutationSeeds); err != nil {
 		return Inputs{}, fmt.Errorf("input mutation-seeds: %s", strings.TrimPrefix(err.Error(), "input seeds: "))
 	}
 	if in.CrashSeeds != "" {
-		if _, err := ParseSeeds(in.CrashSeeds); err != nil {
+		if _, err := parseSeeds(in.CrashSeeds); err != nil {
 			return Inputs{}, fmt.Errorf("input crash-seeds: %s", strings.TrimPrefix(err.Error(), "input seeds: "))
 		}
 	}
-	if in.UpgradeFrom != "" && in.UpgradeFrom != UpgradeBase {
+	if in.UpgradeFrom != "" && in.UpgradeFrom != upgradeBase {
 		if err := checkRevisionName(in.UpgradeFrom); err != nil {
 			return Inputs{}, fmt.Errorf("input upgrade-from: %w", err)
 		}

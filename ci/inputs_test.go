@@ -32,7 +32,7 @@ func TestParseSeeds(t *testing.T) {
 		{in: "1-100000000000", err: "more than 10000000 seeds"},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
-			got, err := ParseSeeds(tc.in)
+			got, err := parseSeeds(tc.in)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err %v, want %q", err, tc.err)
@@ -55,12 +55,12 @@ func TestParseShard(t *testing.T) {
 		{"", Shard{1, 1}, false}, {"1/1", Shard{1, 1}, false}, {"3/4", Shard{3, 4}, false}, {" 2 / 3 ", Shard{2, 3}, false},
 		{"0/3", Shard{}, true}, {"4/3", Shard{}, true}, {"1/0", Shard{}, true}, {"2", Shard{}, true}, {"a/b", Shard{}, true},
 	} {
-		got, err := ParseShard(tc.in)
+		got, err := parseShard(tc.in)
 		if (err != nil) != tc.err || got != tc.want {
-			t.Errorf("ParseShard(%q) = %v, %v", tc.in, got, err)
+			t.Errorf("parseShard(%q) = %v, %v", tc.in, got, err)
 		}
 		if err != nil && !strings.HasPrefix(err.Error(), "input shard: ") {
-			t.Errorf("ParseShard(%q): error %q does not name the input", tc.in, err)
+			t.Errorf("parseShard(%q): error %q does not name the input", tc.in, err)
 		}
 	}
 	seeds := []uint64{10, 11, 12, 13, 14, 15, 16}
@@ -78,14 +78,14 @@ func TestParseInputs(t *testing.T) {
 	getenv := func(k string) string { return env[k] }
 	in, err := ParseInputs([]string{"-seeds", "5-6", "-mode", "deep", "-mutation-seeds", "1-20"}, getenv, io.Discard)
 	must(t, err)
-	want := Inputs{Config: "cfg/seedfall.json", Seeds: "5-6", Mode: ModeDeep, ShrinkBudget: 30 * time.Second,
-		Baseline: "branch:data", Token: "from-env", Comment: false, FailOn: FailOnAny, Shard: Shard{2, 4}, Out: DefaultOut,
-		Mutation: MutationDeep, MutationSeeds: "1-20"}
+	want := Inputs{Config: "cfg/seedfall.json", Seeds: "5-6", Mode: modeDeep, ShrinkBudget: 30 * time.Second,
+		Baseline: "branch:data", Token: "from-env", Comment: false, FailOn: failOnAny, Shard: Shard{2, 4}, Out: DefaultOut,
+		Mutation: mutationDeep, MutationSeeds: "1-20"}
 	if !reflect.DeepEqual(in, want) {
 		t.Errorf("got %+v\nwant %+v", in, want)
 	}
 	// Deep: 2 seeds become 20 (5..24), shard 2/4 takes positions 1, 5, 9, ...
-	seeds, err := in.SeedList()
+	seeds, err := in.seedsToSweep()
 	must(t, err)
 	if wantSeeds := []uint64{6, 10, 14, 18, 22}; !reflect.DeepEqual(seeds, wantSeeds) {
 		t.Errorf("seed list %v, want %v", seeds, wantSeeds)
@@ -93,8 +93,8 @@ func TestParseInputs(t *testing.T) {
 
 	def, err := ParseInputs(nil, nil, io.Discard)
 	must(t, err)
-	if def.Config != "seedfall.json" || def.Seeds != "1-500" || def.Mode != ModeAuto || def.ShrinkBudget != 2*time.Minute ||
-		!def.Comment || def.FailOn != FailOnNew || def.Shard != (Shard{1, 1}) || def.Baseline != "" {
+	if def.Config != "seedfall.json" || def.Seeds != "1-500" || def.Mode != modeAuto || def.ShrinkBudget != 2*time.Minute ||
+		!def.Comment || def.FailOn != failOnNew || def.Shard != (Shard{1, 1}) || def.Baseline != "" {
 		t.Errorf("defaults %+v", def)
 	}
 
@@ -155,7 +155,7 @@ func TestReadEvent(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := Env{EventName: tc.event, EventPath: write(tc.name+".json", tc.body), Repository: "acme/store", SHA: "env5ha", Ref: "refs/pull/7/merge"}
-			ev, err := ReadEvent(env)
+			ev, err := readEvent(env)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err %v, want %q", err, tc.err)
@@ -232,17 +232,17 @@ func TestShardsMergeToUnsharded(t *testing.T) {
 }
 
 func TestMergeBaselines(t *testing.T) {
-	theirs := NewBaseline()
+	theirs := newBaseline()
 	theirs.Signatures["sig-a"] = &Entry{Reason: "a-old", Seeds: []uint64{1, 5}, FirstSeen: "t1", FirstRun: 1, LastSeen: "t3", LastRun: 3, Status: StatusFailing}
 	theirs.Signatures["sig-t"] = &Entry{Reason: "t", Seeds: []uint64{2}, FirstSeen: "t2", FirstRun: 2, LastSeen: "t2", LastRun: 2, Status: StatusFailing}
 	theirs.Signatures["sig-f"] = &Entry{Reason: "f", Seeds: []uint64{9}, FirstSeen: "t1", FirstRun: 1, LastSeen: "t6", LastRun: 6, Status: StatusFailing}
-	mine := NewBaseline()
+	mine := newBaseline()
 	mine.Signatures["sig-a"] = &Entry{Reason: "a-new", Seeds: []uint64{5, 7}, FirstSeen: "m2", FirstRun: 2, LastSeen: "m4", LastRun: 4, Status: StatusFailing}
 	mine.Signatures["sig-m"] = &Entry{Reason: "m", Seeds: []uint64{3}, FirstSeen: "m4", FirstRun: 4, LastSeen: "m4", LastRun: 4, Status: StatusFailing}
 	// Mine says sig-f is fixed in run 4, but run 6 (theirs) saw it failing: it stays failing.
 	mine.Signatures["sig-f"] = &Entry{Reason: "f", Seeds: []uint64{9}, FirstSeen: "t1", FirstRun: 1, LastSeen: "t1", LastRun: 1, Status: StatusFixed, FixedIn: "m4", FixedRun: 4}
 	mine.Mutation = &Mutation{Score: "6/7", Run: 4}
-	got := MergeBaselines(theirs, mine)
+	got := mergeBaselines(theirs, mine)
 	a := got.Signatures["sig-a"]
 	if a.FirstSeen != "t1" || a.LastSeen != "m4" || a.Reason != "a-new" || !reflect.DeepEqual(a.Seeds, []uint64{1, 5, 7}) {
 		t.Errorf("sig-a merged to %+v", a)
@@ -259,7 +259,7 @@ func TestMergeBaselines(t *testing.T) {
 	// Merging must not alias its inputs.
 	got.Signatures["sig-a"].Seeds[0] = 99
 	if theirs.Signatures["sig-a"].Seeds[0] != 1 || mine.Signatures["sig-a"].Seeds[0] != 5 {
-		t.Error("MergeBaselines aliases its inputs")
+		t.Error("mergeBaselines aliases its inputs")
 	}
 	// Bytes are stable: sorted keys and seeds.
 	b1, err := got.Marshal()
@@ -273,7 +273,7 @@ func TestMergeBaselines(t *testing.T) {
 
 func TestFileStoreCAS(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "b.json")
-	s := FileStore{Path: path}
+	s := fileStore{Path: path}
 	ctx := context.Background()
 	b, v, err := s.Load(ctx)
 	must(t, err)
@@ -281,13 +281,13 @@ func TestFileStoreCAS(t *testing.T) {
 		t.Fatalf("missing file: %v %q", b, v)
 	}
 	must(t, s.Save(ctx, b, v))
-	if err := s.Save(ctx, b, v); err != ErrConflict {
-		t.Errorf("stale save: err %v, want ErrConflict", err)
+	if err := s.Save(ctx, b, v); err != errConflict {
+		t.Errorf("stale save: err %v, want errConflict", err)
 	}
 	_, v2, err := s.Load(ctx)
 	must(t, err)
 	b.Signatures["sig-x"] = &Entry{Reason: "x", Status: StatusFailing}
-	must(t, UpdateBaseline(ctx, s, v, b)) // stale version: merges and retries
+	must(t, updateBaseline(ctx, s, v, b)) // stale version: merges and retries
 	got, _, err := s.Load(ctx)
 	must(t, err)
 	if got.Signatures["sig-x"] == nil || v2 == "" {
@@ -300,7 +300,7 @@ func TestFileStoreCAS(t *testing.T) {
 // temporary or lock file is left behind.
 func TestFileStoreConcurrentWriters(t *testing.T) {
 	dir := t.TempDir()
-	s := FileStore{Path: filepath.Join(dir, "b.json")}
+	s := fileStore{Path: filepath.Join(dir, "b.json")}
 	ctx := context.Background()
 	const writers = 4 // at most 3 conflicts each: within UpdateBaseline's 5 attempts
 	for round := 0; round < 5; round++ {
@@ -319,7 +319,7 @@ func TestFileStoreConcurrentWriters(t *testing.T) {
 				<-start // every writer has read the same version
 				mine := b.Clone()
 				mine.Signatures[fmt.Sprintf("sig-%d-%d", round, i)] = &Entry{Reason: "lost write", Status: StatusFailing}
-				errs[i] = UpdateBaseline(ctx, s, v, mine)
+				errs[i] = updateBaseline(ctx, s, v, mine)
 			}()
 		}
 		close(start)

@@ -84,9 +84,9 @@ func TestJUnitStableNames(t *testing.T) {
 	// Known, then fixed, against a baseline: same name, status in a property.
 	base := filepath.Join(t.TempDir(), "baseline.json")
 	// A local run does not write the baseline; record the signature directly.
-	bl := NewBaseline()
+	bl := newBaseline()
 	bl.Signatures[buggySig(t)] = &Entry{Kind: "always", Reason: "client#1: acknowledged write lost: k3=v9, server now answers NONE", Seeds: []uint64{3, 10, 17}, Status: StatusFailing}
-	must(t, FileStore{Path: base}.Save(context.Background(), bl, ""))
+	must(t, fileStore{Path: base}.Save(context.Background(), bl, ""))
 	known := sweepJUnit(t, "21-40", &fakeEngine{bug: true}, base)
 	fixed := sweepJUnit(t, "1-20", &fakeEngine{}, base)
 	if known.Cases[0].Name != a.Cases[0].Name || props(known, 0)["status"] != "known" {

@@ -26,13 +26,8 @@ func WriteResults(w io.Writer, results []engine.Result) error {
 	return bw.Flush()
 }
 
-// ReadResults reads a JSON-lines results file. name is used in errors.
-func ReadResults(name string, r io.Reader) ([]engine.Result, error) {
-	return readResults(name, r, nil)
-}
-
-// readResults is ReadResults with check applied to each result; its error is reported
-// at the result's line.
+// readResults reads a JSON-lines results file, applying check (when not nil) to each
+// result; errors name the file (name) and the line.
 func readResults(name string, r io.Reader, check func(*engine.Result) error) ([]engine.Result, error) {
 	var out []engine.Result
 	sc := bufio.NewScanner(r)

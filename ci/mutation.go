@@ -10,10 +10,10 @@ import (
 // mutationDue says whether this run does durability mutation testing.
 func (r *runner) mutationDue(mode string) bool {
 	switch r.in.Mutation {
-	case MutationAlways:
+	case mutationAlways:
 		return true
-	case MutationDeep:
-		return mode == ModeDeep || r.ev.Name == "schedule" || r.ev.Name == "workflow_dispatch"
+	case mutationDeep:
+		return mode == modeDeep || r.ev.Name == "schedule" || r.ev.Name == "workflow_dispatch"
 	}
 	return false
 }
@@ -30,7 +30,7 @@ func (r *runner) mutate(ctx context.Context, mode string, results []engine.Resul
 			return nil
 		}
 	}
-	seeds, err := ParseSeeds(r.in.MutationSeeds)
+	seeds, err := parseSeeds(r.in.MutationSeeds)
 	if err != nil {
 		r.action.Warningf("seedfall: mutation testing: %v", err)
 		return nil
@@ -81,10 +81,10 @@ type CrashSite struct {
 // decides for mutation=deep) and annotates each vulnerable site as an error; it returns
 // how many there are. A search that cannot run is a warning.
 func (r *runner) crashes(ctx context.Context, mode string) int {
-	if r.in.CrashSeeds == "" || !(mode == ModeDeep || r.ev.Name == "schedule" || r.ev.Name == "workflow_dispatch") {
+	if r.in.CrashSeeds == "" || !(mode == modeDeep || r.ev.Name == "schedule" || r.ev.Name == "workflow_dispatch") {
 		return 0
 	}
-	seeds, err := ParseSeeds(r.in.CrashSeeds)
+	seeds, err := parseSeeds(r.in.CrashSeeds)
 	if err != nil {
 		r.action.Warningf("seedfall: crash states: %v", err)
 		return 0

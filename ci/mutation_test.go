@@ -57,7 +57,7 @@ func TestCrashSeedsInCI(t *testing.T) {
 	if !strings.Contains(r.stdout.String(), want) {
 		t.Fatalf("no annotation %q:\n%s", want, r.stdout.String())
 	}
-	in.FailOn = FailOnNever
+	in.FailOn = failOnNever
 	if r = runGH(t, gh, "schedule", map[string]any{"repository": map[string]any{"full_name": "acme/store", "default_branch": "main"}}, 303, in, eng); r.code != ExitPass {
 		t.Fatalf("fail-on never: exit %d", r.code)
 	}
@@ -84,7 +84,7 @@ func mutationResult(fsyncKilled bool) *Mutation {
 func TestMutationInCI(t *testing.T) {
 	gh := githubtest.New(t)
 	in := testInputs(t, "branch:seedfall-baseline")
-	in.Mutation, in.MutationSeeds = MutationDeep, "1-20"
+	in.Mutation, in.MutationSeeds = mutationDeep, "1-20"
 
 	// A push with "deep": no mutation testing.
 	eng := &fakeEngine{mutation: mutationResult(true)}
@@ -113,7 +113,7 @@ func TestMutationInCI(t *testing.T) {
 	}
 
 	// A pull request whose change makes fsync-noop survive: flagged as blind, exit 1.
-	in.Mutation = MutationAlways
+	in.Mutation = mutationAlways
 	blind := &fakeEngine{mutation: mutationResult(false)}
 	r = runGH(t, gh, "pull_request", prEvent(7, "c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1", "acme/store"), 203, in, blind)
 	if r.code != ExitFailure {

@@ -45,7 +45,7 @@ func writeFiles(dir string, d *report.Data, results []engine.Result, groups []*g
 		if len(g.shrunk) == 0 || g.status != statusNew {
 			continue
 		}
-		fd := filepath.Join(dir, FaultsDir)
+		fd := filepath.Join(dir, faultsDir)
 		planPath := filepath.Join(fd, g.sig+".json")
 		plan := engine.FaultPlan{Seed: g.rep().Seed, Faults: g.shrunk, Swarm: g.rep().Swarm, Provenance: engineapi.ForPlan(g.rep().Provenance, planPath)}
 		data, err := json.MarshalIndent(plan, "", "  ")
@@ -69,7 +69,7 @@ func writeFiles(dir string, d *report.Data, results []engine.Result, groups []*g
 func (r *runner) publish(ctx context.Context, d *report.Data) {
 	if r.env.SummaryPath != "" {
 		var buf bytes.Buffer
-		if err := report.Markdown(&buf, d, SummaryLimit); err != nil {
+		if err := report.Markdown(&buf, d, summaryLimit); err != nil {
 			r.action.Warningf("seedfall: job summary: %v", err)
 		} else if err := appendFile(r.env.SummaryPath, buf.Bytes()); err != nil {
 			r.action.Warningf("seedfall: job summary %s: %v", r.env.SummaryPath, err)
@@ -111,7 +111,7 @@ func (r *runner) publish(ctx context.Context, d *report.Data) {
 // check runs. It returns what a read-only token made it skip.
 func (r *runner) post(ctx context.Context, d *report.Data, places map[string]groupPlace, pr int, sha string) (skipped []string) {
 	var body bytes.Buffer
-	mdErr := report.Markdown(&body, d, CommentLimit-len(CommentMarker)-1)
+	mdErr := report.Markdown(&body, d, commentLimit-len(CommentMarker)-1)
 	if mdErr != nil {
 		r.action.Warningf("seedfall: PR comment and check summary: %v", mdErr)
 	}
@@ -136,7 +136,7 @@ func (r *runner) post(ctx context.Context, d *report.Data, places map[string]gro
 	id, err := createCheckRun(ctx, r.client, r.ev.Owner, r.ev.Repo, sha, s.Conclusion, desc, body.String(), s.ReportURL, ann)
 	switch {
 	case err == nil:
-		r.printf("seedfall ci: check run %s %d on %s: %s, %d annotations", CheckName, id, shortSHA(sha), s.Conclusion, len(ann))
+		r.printf("seedfall ci: check run %s %d on %s: %s, %d annotations", checkName, id, shortSHA(sha), s.Conclusion, len(ann))
 		return skipped
 	case readOnly(err):
 		r.printf("seedfall ci: the token may not create check runs (checks: write); setting the commit status instead")
@@ -189,7 +189,7 @@ func annotationMessage(g report.Group, p groupPlace) string {
 	return msg
 }
 
-// annotate prints an error annotation per new signature, at most MaxAnnotations, and a
+// annotate prints an error annotation per new signature, at most maxAnnotations, and a
 // line counting the rest. A signature with a place in the repository is annotated at
 // its file and line, so GitHub shows it on the pull request's diff without a token.
 func (r *runner) annotate(d *report.Data, places map[string]groupPlace) {
@@ -200,9 +200,9 @@ func (r *runner) annotate(d *report.Data, places map[string]groupPlace) {
 		}
 	}
 	for i, g := range news {
-		if i == MaxAnnotations {
+		if i == maxAnnotations {
 			r.action.WithFieldsMap(map[string]string{"title": "seedfall new failure"}).
-				Errorf("%d more new failure signatures; see the report", len(news)-MaxAnnotations)
+				Errorf("%d more new failure signatures; see the report", len(news)-maxAnnotations)
 			break
 		}
 		fields := map[string]string{"title": "seedfall new failure"}

@@ -9,7 +9,7 @@ import (
 // publishMode is `seedfall ci -publish DIR` on a workflow_run event: it posts what a
 // pull request's sweep left in its artifact, and never sweeps, checks out or runs
 // anything. The pull request and head commit come from the event (the artifact's
-// copies must match them); the artifact is read with ReadArtifact's caps and checks,
+// copies must match them); the artifact is read with readArtifact's caps and checks,
 // and the comment and check are rendered here. A refused artifact is an error (exit 2)
 // with nothing posted.
 func (r *runner) publishMode(ctx context.Context) (int, error) {
@@ -51,15 +51,15 @@ func (r *runner) publishMode(ctx context.Context) (int, error) {
 		}
 	}
 
-	a, err := ReadArtifact(r.in.Publish)
+	a, err := readArtifact(r.in.Publish)
 	if err != nil {
 		return 0, err
 	}
 	if a.PR != pr {
-		return 0, &ArtifactError{File: a.file, Field: "pr", Msg: fmt.Sprintf("#%d, but the workflow_run event is for #%d (a forged or stale artifact)", a.PR, pr)}
+		return 0, &artifactError{File: a.file, Field: "pr", Msg: fmt.Sprintf("#%d, but the workflow_run event is for #%d (a forged or stale artifact)", a.PR, pr)}
 	}
 	if a.HeadSHA != wr.HeadSHA {
-		return 0, &ArtifactError{File: a.file, Field: "head_sha", Msg: fmt.Sprintf("%s, but the workflow_run event's head is %s (a forged or stale artifact)", a.HeadSHA, wr.HeadSHA)}
+		return 0, &artifactError{File: a.file, Field: "head_sha", Msg: fmt.Sprintf("%s, but the workflow_run event's head is %s (a forged or stale artifact)", a.HeadSHA, wr.HeadSHA)}
 	}
 	d, places := a.data(r.in.FailOn, wr.HeadSHA, wr.HTMLURL)
 	r.printf("seedfall ci: publishing run %d for PR #%d at %s: %d new, %d known, %d fixed: %s", wr.ID, pr, shortSHA(wr.HeadSHA), d.Summary.New, d.Summary.Known, d.Summary.Fixed, d.Summary.Conclusion)

@@ -66,7 +66,7 @@ func Report(o ReportOptions, stdout io.Writer) (int, error) {
 			}
 		}
 	}
-	base := NewBaseline()
+	base := newBaseline()
 	if o.Baseline != "" {
 		if base, err = readBaselineFile(o.Baseline); err != nil {
 			return ExitError, err
@@ -79,7 +79,7 @@ func Report(o ReportOptions, stdout io.Writer) (int, error) {
 	}
 	// The runner here is data only (no engine, event or client): buildData reads the
 	// config, the seeds and the fail-on policy from it.
-	r := &runner{in: Inputs{Config: o.Config, Seeds: seedspec.Format(seeds), Mode: ModePush, FailOn: FailOnAny, Out: o.Out}, out: stdout}
+	r := &runner{in: Inputs{Config: o.Config, Seeds: seedspec.Format(seeds), Mode: modePush, FailOn: failOnAny, Out: o.Out}, out: stdout}
 	r.printf("seedfall report: rendering %d results of %s from %s", len(results), o.Config, o.Results)
 	if o.Baseline != "" {
 		r.printf("seedfall report: baseline %s: %d signatures", o.Baseline, len(base.Signatures))
@@ -95,7 +95,7 @@ func Report(o ReportOptions, stdout io.Writer) (int, error) {
 	s := data.Summary
 	r.printf("seedfall report: %d seeds: %d passed, %d failed; %d new, %d known, %d fixed: %s; report %s",
 		s.Total, s.Passed, s.Failed, s.New, s.Known, s.Fixed, s.Conclusion, filepath.Join(o.Out, ReportHTML))
-	return exitCode(FailOnAny, s), nil
+	return exitCode(failOnAny, s), nil
 }
 
 // checkVerdict refuses a result whose verdict is none of the engine's.
@@ -115,8 +115,8 @@ func readBaselineFile(name string) (*Baseline, error) {
 	if strings.HasPrefix(name, "branch:") {
 		return nil, fmt.Errorf("-baseline %s: report reads a baseline file, not a data branch (fetch the file first, e.g. git show BRANCH:%s > baseline.json)", name, DefaultBaselinePath)
 	}
-	b, _, err := FileStore{Path: name}.Load(context.Background())
-	var ce *CorruptError
+	b, _, err := fileStore{Path: name}.Load(context.Background())
+	var ce *corruptError
 	if errors.As(err, &ce) {
 		return nil, fmt.Errorf("baseline %s: %w", name, ce.Err)
 	}

@@ -61,11 +61,11 @@ const (
 
 // Size limits of the published Markdown.
 const (
-	CommentLimit = 65_000  // bytes; GitHub takes 65,536 characters per comment
-	SummaryLimit = 1 << 20 // bytes; GitHub takes 1 MiB of job summary per step
-	// MaxAnnotations is how many new signatures get their own error annotation; the
+	commentLimit = 65_000  // bytes; GitHub takes 65,536 characters per comment
+	summaryLimit = 1 << 20 // bytes; GitHub takes 1 MiB of job summary per step
+	// maxAnnotations is how many new signatures get their own error annotation; the
 	// rest are counted on one line.
-	MaxAnnotations = 10
+	maxAnnotations = 10
 )
 
 // Output file names in Inputs.Out.
@@ -74,7 +74,7 @@ const (
 	ReportMarkdown = "report.md"
 	JUnitXML       = "junit.xml"
 	ResultsJSONL   = "results.jsonl"
-	FaultsDir      = "faults" // shrunk fault plans, one <signature>.json each
+	faultsDir      = "faults" // shrunk fault plans, one <signature>.json each
 )
 
 // group is one signature's failing results in this sweep.
@@ -148,21 +148,21 @@ func (r *runner) getenv(k string) string {
 func (r *runner) printf(format string, args ...any) { fmt.Fprintf(r.out, format+"\n", args...) }
 
 func (r *runner) run(ctx context.Context) (int, error) {
-	ev, err := ReadEvent(r.env)
+	ev, err := readEvent(r.env)
 	if err != nil {
 		return 0, err
 	}
 	r.ev = ev
 	mode := r.in.Mode
-	if mode == ModeAuto || mode == "" {
-		mode = ModePush
+	if mode == modeAuto || mode == "" {
+		mode = modePush
 		if ev.PR != 0 {
-			mode = ModePR
+			mode = modePR
 		}
 	}
 	r.in.Mode = mode
 	if ev.Owner != "" {
-		if r.client, err = NewClient(r.env.apiURL(), r.in.Token, r.env.HTTPClient); err != nil {
+		if r.client, err = newClient(r.env.apiURL(), r.in.Token, r.env.HTTPClient); err != nil {
 			return 0, err
 		}
 	}
@@ -171,7 +171,7 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		return r.publishMode(ctx)
 	}
 
-	seeds, err := r.in.SeedList()
+	seeds, err := r.in.seedsToSweep()
 	if err != nil {
 		return 0, err
 	}
@@ -219,18 +219,18 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	code := exitCode(r.in.FailOn, data.Summary)
-	if vulnerable > 0 && r.in.FailOn != FailOnNever {
+	if vulnerable > 0 && r.in.FailOn != failOnNever {
 		code = ExitFailure
 	}
 
 	r.publish(ctx, data)
 
-	if store != nil && writable && mode != ModePR && ev.WritesBaseline() {
+	if store != nil && writable && mode != modePR && ev.WritesBaseline() {
 		next := nextBaseline(base, groups, fixed, results, ev.SHA, r.env.RunID)
 		if mut != nil {
 			next.Mutation = mut
 		}
-		if err := UpdateBaseline(ctx, store, version, next); err != nil {
+		if err := updateBaseline(ctx, store, version, next); err != nil {
 			r.action.Warningf("seedfall: %v", err)
 		} else {
 			r.printf("seedfall ci: baseline %s updated (%d signatures)", store.Name(), len(next.Signatures))
@@ -271,33 +271,33 @@ func groupFailures(results []engine.Result) []*group {
 // loadBaseline opens the store the baseline input names and loads it. Problems are
 // warnings: the run goes on with an empty baseline. writable is false when the stored
 // baseline could not be read at all (writing would clobber it blindly).
-func (r *runner) loadBaseline(ctx context.Context) (store BaselineStore, b *Baseline, version string, writable bool) {
+func (r *runner) loadBaseline(ctx context.Context) (store baselineStore, b *Baseline, version string, writable bool) {
 	loc, err := parseBaselineLocation(r.in.Baseline)
 	if err != nil {
 		r.action.Warningf("seedfall: %v", err)
-		return nil, NewBaseline(), "", false
+		return nil, newBaseline(), "", false
 	}
 	switch {
 	case loc.File != "":
-		store = FileStore{Path: loc.File}
+		store = fileStore{Path: loc.File}
 	case loc.Branch != "":
 		if r.client == nil {
 			r.action.Warningf("seedfall: baseline %s needs GITHUB_REPOSITORY; running without a baseline", r.in.Baseline)
-			return nil, NewBaseline(), "", false
+			return nil, newBaseline(), "", false
 		}
-		store = BranchStore{Client: r.client, Owner: r.ev.Owner, Repo: r.ev.Repo, Branch: loc.Branch, Path: loc.Path}
+		store = branchStore{Client: r.client, Owner: r.ev.Owner, Repo: r.ev.Repo, Branch: loc.Branch, Path: loc.Path}
 	default:
-		return nil, NewBaseline(), "", false
+		return nil, newBaseline(), "", false
 	}
 	b, version, err = store.Load(ctx)
-	var ce *CorruptError
+	var ce *corruptError
 	switch {
 	case errors.As(err, &ce):
 		r.action.WithFieldsMap(map[string]string{"title": "seedfall baseline"}).Warningf("%v", ce)
-		return store, NewBaseline(), version, true
+		return store, newBaseline(), version, true
 	case err != nil:
 		r.action.WithFieldsMap(map[string]string{"title": "seedfall baseline"}).Warningf("%v; running without a baseline", err)
-		return store, NewBaseline(), "", false
+		return store, newBaseline(), "", false
 	}
 	r.printf("seedfall ci: baseline %s: %d signatures", store.Name(), len(b.Signatures))
 	return store, b, version, true
@@ -399,7 +399,7 @@ func (r *runner) shrunkPlanRef(sig string) string {
 	if r.env.Actions {
 		dir = filepath.Base(dir)
 	}
-	return filepath.Join(dir, FaultsDir, sig+".json")
+	return filepath.Join(dir, faultsDir, sig+".json")
 }
 
 func (r *runner) replayCommand(seed uint64) string {
@@ -435,8 +435,8 @@ func (r *runner) buildData(results []engine.Result, groups []*group, fixed []str
 	if r.upgrade != nil {
 		sum.Upgrade = r.upgrade.line(r.ev)
 	}
-	if r.in.Mode == ModeDeep {
-		sum.Seeds += fmt.Sprintf(" ×%d (deep)", DeepFactor)
+	if r.in.Mode == modeDeep {
+		sum.Seeds += fmt.Sprintf(" ×%d (deep)", deepFactor)
 	}
 	if r.in.Shard.Count > 1 {
 		sum.Seeds += " shard " + r.in.Shard.String()
@@ -563,8 +563,8 @@ func (r *runner) buildData(results []engine.Result, groups []*group, fixed []str
 				Outcome: mu.Outcome, Reason: mu.Reason, Blind: blind[mu.key()]})
 		}
 	}
-	if r.ev.Owner != "" && r.env.RunIDString() != "" {
-		sum.ReportURL = fmt.Sprintf("%s/%s/%s/actions/runs/%s", strings.TrimSuffix(r.env.serverURL(), "/"), r.ev.Owner, r.ev.Repo, r.env.RunIDString())
+	if r.ev.Owner != "" && r.env.runIDString() != "" {
+		sum.ReportURL = fmt.Sprintf("%s/%s/%s/actions/runs/%s", strings.TrimSuffix(r.env.serverURL(), "/"), r.ev.Owner, r.ev.Repo, r.env.runIDString())
 	}
 	sum.Conclusion = "success"
 	if exitCode(r.in.FailOn, sum) != ExitPass {
@@ -574,8 +574,8 @@ func (r *runner) buildData(results []engine.Result, groups []*group, fixed []str
 	return d
 }
 
-// RunIDString is GITHUB_RUN_ID as text, "" when unknown.
-func (e Env) RunIDString() string {
+// runIDString is GITHUB_RUN_ID as text, "" when unknown.
+func (e Env) runIDString() string {
 	if e.RunID == 0 {
 		return ""
 	}
@@ -595,9 +595,9 @@ func aggregateProperties(results []engine.Result) []report.Property {
 // exitCode applies the fail-on policy.
 func exitCode(failOn string, s report.Summary) int {
 	switch failOn {
-	case FailOnNever:
+	case failOnNever:
 		return ExitPass
-	case FailOnAny:
+	case failOnAny:
 		if s.New+s.Known > 0 || s.Errors > 0 || s.Divergences > 0 {
 			return ExitFailure
 		}

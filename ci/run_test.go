@@ -247,7 +247,7 @@ func TestEndToEnd(t *testing.T) {
 	if _, ok := gh.File("seedfall-baseline", DefaultBaselinePath); ok {
 		t.Fatal("run 1: a pull request wrote the baseline")
 	}
-	for _, f := range []string{ReportHTML, ReportMarkdown, JUnitXML, ResultsJSONL, filepath.Join(FaultsDir, buggySig(t)+".json")} {
+	for _, f := range []string{ReportHTML, ReportMarkdown, JUnitXML, ResultsJSONL, filepath.Join(faultsDir, buggySig(t)+".json")} {
 		if _, err := os.Stat(filepath.Join(r1.dir, "out", f)); err != nil {
 			t.Errorf("run 1: %v", err)
 		}
@@ -348,7 +348,7 @@ func TestShrinkBudget(t *testing.T) {
 	}
 }
 
-// TestAnnotationsCapped: at most MaxAnnotations error annotations, then one count line.
+// TestAnnotationsCapped: at most maxAnnotations error annotations, then one count line.
 func TestAnnotationsCapped(t *testing.T) {
 	dir := t.TempDir()
 	in := testInputs(t, "")
@@ -359,11 +359,11 @@ func TestAnnotationsCapped(t *testing.T) {
 	_, err := Run(context.Background(), in, Env{}, &fakeEngine{extra: 14}, &stdout)
 	must(t, err)
 	lines := regexp.MustCompile(`(?m)^::error title=seedfall new failure::.*$`).FindAllString(stdout.String(), -1)
-	if len(lines) != MaxAnnotations+1 {
-		t.Fatalf("%d error annotations, want %d:\n%s", len(lines), MaxAnnotations+1, stdout.String())
+	if len(lines) != maxAnnotations+1 {
+		t.Fatalf("%d error annotations, want %d:\n%s", len(lines), maxAnnotations+1, stdout.String())
 	}
-	if !strings.Contains(lines[MaxAnnotations], "4 more new failure signatures") {
-		t.Errorf("last annotation %q, want a count of the 4 others", lines[MaxAnnotations])
+	if !strings.Contains(lines[maxAnnotations], "4 more new failure signatures") {
+		t.Errorf("last annotation %q, want a count of the 4 others", lines[maxAnnotations])
 	}
 }
 

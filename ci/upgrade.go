@@ -58,7 +58,7 @@ func isCommitHash(s string) bool {
 // upgradeRevision says which revision input upgrade-from names for this event, and how
 // the comment names it.
 func (r *runner) upgradeRevision() (rev, label string, err error) {
-	if r.in.UpgradeFrom != UpgradeBase {
+	if r.in.UpgradeFrom != upgradeBase {
 		return strings.TrimPrefix(r.in.UpgradeFrom, "git:"), r.in.UpgradeFrom, nil
 	}
 	var field string

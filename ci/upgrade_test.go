@@ -211,7 +211,7 @@ func TestUpgradeFromInputRefused(t *testing.T) {
 		}
 		return ""
 	}, nil)
-	if err != nil || in.UpgradeFrom != UpgradeBase {
+	if err != nil || in.UpgradeFrom != upgradeBase {
 		t.Errorf("INPUT_UPGRADE-FROM=base: %v, UpgradeFrom %q", err, in.UpgradeFrom)
 	}
 }
@@ -230,16 +230,16 @@ func TestArtifactCarriesUpgradeAndShrunkFailure(t *testing.T) {
 	a := newArtifact(7, strings.Repeat("a", 40), d, nil)
 	data, err := json.Marshal(a)
 	must(t, err)
-	b, err := ParseArtifact("publish.json", data)
+	b, err := parseArtifact("publish.json", data)
 	must(t, err)
-	got, _ := b.data(FailOnNew, strings.Repeat("a", 40), "")
+	got, _ := b.data(failOnNew, strings.Repeat("a", 40), "")
 	if got.Summary.Upgrade != d.Summary.Upgrade || got.Groups[0].ShrunkReason != "k0=v48" || got.Groups[0].ShrunkAtNS != 11_399_799_676 {
 		t.Errorf("after the artifact: upgrade %q, shrunk %q at %d", got.Summary.Upgrade, got.Groups[0].ShrunkReason, got.Groups[0].ShrunkAtNS)
 	}
 	a.Groups[0].ShrunkAtNS = -1
 	data, err = json.Marshal(a)
 	must(t, err)
-	if _, err := ParseArtifact("publish.json", data); err == nil || !strings.Contains(err.Error(), "groups[0].shrunk_at_ns") {
+	if _, err := parseArtifact("publish.json", data); err == nil || !strings.Contains(err.Error(), "groups[0].shrunk_at_ns") {
 		t.Errorf("a negative shrunk_at_ns: %v, want an error naming the field", err)
 	}
 }

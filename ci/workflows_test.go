@@ -62,8 +62,8 @@ func TestWorkflowTemplates(t *testing.T) {
 	}
 
 	prJob := sweep[strings.Index(sweep, "  pull-request:"):]
-	if regexp.MustCompile(`: write`).MatchString(prJob) || !strings.Contains(prJob, "path: seedfall-report/"+ArtifactFile) || !strings.Contains(prJob, "name: seedfall-publish") {
-		t.Errorf("the pull request job must hold no write permission and upload %s as seedfall-publish:\n%s", ArtifactFile, prJob)
+	if regexp.MustCompile(`: write`).MatchString(prJob) || !strings.Contains(prJob, "path: seedfall-report/"+artifactFile) || !strings.Contains(prJob, "name: seedfall-publish") {
+		t.Errorf("the pull request job must hold no write permission and upload %s as seedfall-publish:\n%s", artifactFile, prJob)
 	}
 	if strings.Contains(code(pub), "actions/checkout") || !strings.Contains(pub, "publish: seedfall-publish") || !strings.Contains(pub, "run-id: ${{ github.event.workflow_run.id }}") {
 		t.Errorf("the publisher must not check out, and must publish the triggering run's artifact:\n%s", pub)
