@@ -97,7 +97,7 @@ type artifactGroup struct {
 	// ShrunkReason and ShrunkAtNS are the minimal schedule's own failure.
 	ShrunkReason string    `json:"shrunk_reason,omitempty"`
 	ShrunkAtNS   int64     `json:"shrunk_at_ns,omitempty"`
-	Location     *Location `json:"location,omitempty"`
+	Location     *location `json:"location,omitempty"`
 	Frame        string    `json:"frame,omitempty"`
 }
 

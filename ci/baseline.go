@@ -119,8 +119,8 @@ func ParseBaseline(name string, data []byte) (*Baseline, error) {
 	return &b, nil
 }
 
-// Marshal encodes the baseline: indented JSON, sorted keys, seeds sorted, a final newline.
-func (b *Baseline) Marshal() ([]byte, error) {
+// marshal encodes the baseline: indented JSON, sorted keys, seeds sorted, a final newline.
+func (b *Baseline) marshal() ([]byte, error) {
 	for _, e := range b.Signatures {
 		sortSeeds(e.Seeds)
 	}
@@ -131,8 +131,8 @@ func (b *Baseline) Marshal() ([]byte, error) {
 	return append(data, '\n'), nil
 }
 
-// Clone returns a deep copy.
-func (b *Baseline) Clone() *Baseline {
+// clone returns a deep copy.
+func (b *Baseline) clone() *Baseline {
 	data, err := json.Marshal(b)
 	if err != nil {
 		panic(fmt.Sprintf("ci: baseline does not marshal: %v", err))
@@ -154,8 +154,8 @@ func (b *Baseline) Clone() *Baseline {
 // latest fix comes after its latest sighting; a fix and a sighting in the same run (two
 // shards of one deep sweep) leave it failing. The mutation result of the later run wins.
 func mergeBaselines(theirs, mine *Baseline) *Baseline {
-	out := theirs.Clone()
-	m := mine.Clone()
+	out := theirs.clone()
+	m := mine.clone()
 	for sig, e := range m.Signatures {
 		t, ok := out.Signatures[sig]
 		if !ok {
@@ -308,7 +308,7 @@ func (s fileStore) Load(ctx context.Context) (*Baseline, string, error) {
 // directory, so that a crash leaves the old baseline or the new one, never an empty or
 // missing file.
 func (s fileStore) Save(ctx context.Context, b *Baseline, version string) error {
-	data, err := b.Marshal()
+	data, err := b.marshal()
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func TestBaselineCAS(t *testing.T) {
 	gh := githubtest.New(t)
 	start := newBaseline()
 	start.Signatures["sig-000000000000"] = &Entry{Reason: "old", Seeds: []uint64{1}, FirstSeen: "s0", LastSeen: "s0", Status: StatusFailing, FirstRun: 1, LastRun: 1}
-	data, err := start.Marshal()
+	data, err := start.marshal()
 	must(t, err)
 	gh.SetBranch("seedfall-baseline", map[string][]byte{"b.json": data})
 

@@ -80,8 +80,8 @@ func (e Env) serverURL() string {
 	return e.ServerURL
 }
 
-// Event is what a run needs from the triggering event.
-type Event struct {
+// event is what a run needs from the triggering event.
+type event struct {
 	Name          string // push, pull_request, schedule, workflow_dispatch, or "" for a local run
 	Owner, Repo   string // the repository the run belongs to (GITHUB_REPOSITORY)
 	SHA           string // the commit swept: the PR head for pull_request, else GITHUB_SHA / the push's after
@@ -95,12 +95,12 @@ type Event struct {
 	Base string
 	// WorkflowRun is set for a workflow_run event: the run whose results publish mode
 	// posts.
-	WorkflowRun *WorkflowRun
+	WorkflowRun *workflowRun
 }
 
-// WorkflowRun is what publish mode takes from a workflow_run event: the pull request
+// workflowRun is what publish mode takes from a workflow_run event: the pull request
 // and head commit come from here, never from the artifact.
-type WorkflowRun struct {
+type workflowRun struct {
 	ID         int64
 	Event      string // the triggering run's event: pull_request for a pull request's sweep
 	HeadSHA    string
@@ -120,7 +120,7 @@ type workflowRunPR struct {
 
 // WritesBaseline reports whether this event may write the baseline: a push to the
 // default branch, a scheduled run or a manual dispatch. Pull requests only read it.
-func (ev Event) WritesBaseline() bool {
+func (ev event) WritesBaseline() bool {
 	switch ev.Name {
 	case "push":
 		return ev.DefaultBranch != "" && ev.Ref == "refs/heads/"+ev.DefaultBranch
@@ -174,12 +174,12 @@ type eventPayload struct {
 
 // readEvent reads the event the run was triggered by. Without GITHUB_EVENT_PATH (a local
 // run) it returns what the variables say and no error.
-func readEvent(env Env) (Event, error) {
-	ev := Event{Name: env.EventName, SHA: env.SHA, Ref: env.Ref}
+func readEvent(env Env) (event, error) {
+	ev := event{Name: env.EventName, SHA: env.SHA, Ref: env.Ref}
 	if env.Repository != "" {
 		o, r, ok := strings.Cut(env.Repository, "/")
 		if !ok || o == "" || r == "" {
-			return Event{}, fmt.Errorf("GITHUB_REPOSITORY: %q is not owner/name", env.Repository)
+			return event{}, fmt.Errorf("GITHUB_REPOSITORY: %q is not owner/name", env.Repository)
 		}
 		ev.Owner, ev.Repo = o, r
 	}
@@ -188,11 +188,11 @@ func readEvent(env Env) (Event, error) {
 	}
 	data, err := os.ReadFile(env.EventPath)
 	if err != nil {
-		return Event{}, fmt.Errorf("read event (GITHUB_EVENT_PATH): %w", err)
+		return event{}, fmt.Errorf("read event (GITHUB_EVENT_PATH): %w", err)
 	}
 	var p eventPayload
 	if err := json.Unmarshal(data, &p); err != nil {
-		return Event{}, fmt.Errorf("event file %s: invalid JSON: %w", env.EventPath, err)
+		return event{}, fmt.Errorf("event file %s: invalid JSON: %w", env.EventPath, err)
 	}
 	if p.Repository != nil {
 		ev.DefaultBranch = p.Repository.DefaultBranch
@@ -211,14 +211,14 @@ func readEvent(env Env) (Event, error) {
 		ev.Base = p.Before
 	case "pull_request", "pull_request_target":
 		if p.PullRequest == nil {
-			return Event{}, fmt.Errorf("event file %s: %s event without a pull_request object", env.EventPath, ev.Name)
+			return event{}, fmt.Errorf("event file %s: %s event without a pull_request object", env.EventPath, ev.Name)
 		}
 		ev.PR = p.PullRequest.Number
 		if ev.PR == 0 {
 			ev.PR = p.Number
 		}
 		if p.PullRequest.Head.SHA == "" {
-			return Event{}, fmt.Errorf("event file %s: pull_request.head.sha is empty", env.EventPath)
+			return event{}, fmt.Errorf("event file %s: pull_request.head.sha is empty", env.EventPath)
 		}
 		ev.SHA = p.PullRequest.Head.SHA
 		ev.Base = p.PullRequest.Base.SHA
@@ -228,9 +228,9 @@ func readEvent(env Env) (Event, error) {
 	case "workflow_run":
 		w := p.WorkflowRun
 		if w == nil {
-			return Event{}, fmt.Errorf("event file %s: workflow_run event without a workflow_run object", env.EventPath)
+			return event{}, fmt.Errorf("event file %s: workflow_run event without a workflow_run object", env.EventPath)
 		}
-		wr := &WorkflowRun{ID: w.ID, Event: w.Event, HeadSHA: w.HeadSHA, HeadBranch: w.HeadBranch, HTMLURL: w.HTMLURL}
+		wr := &workflowRun{ID: w.ID, Event: w.Event, HeadSHA: w.HeadSHA, HeadBranch: w.HeadBranch, HTMLURL: w.HTMLURL}
 		if w.HeadRepository != nil {
 			wr.HeadOwner = w.HeadRepository.Owner.Login
 		}

@@ -28,7 +28,7 @@ func FuzzParseBaseline(f *testing.F) {
 			}
 			return
 		}
-		out, err := b.Marshal()
+		out, err := b.marshal()
 		if err != nil {
 			t.Fatalf("an accepted baseline does not marshal: %v", err)
 		}
@@ -36,7 +36,7 @@ func FuzzParseBaseline(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a written baseline does not read back: %v\n%s", err, out)
 		}
-		again, _ := c.Marshal()
+		again, _ := c.marshal()
 		if string(again) != string(out) {
 			t.Fatalf("baseline changed on a round trip:\n%s\n%s", out, again)
 		}

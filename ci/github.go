@@ -94,7 +94,7 @@ func (s branchStore) Load(ctx context.Context) (*Baseline, string, error) {
 
 // Save writes the file with the blob SHA it was read at (compare-and-swap).
 func (s branchStore) Save(ctx context.Context, b *Baseline, version string) error {
-	data, err := b.Marshal()
+	data, err := b.marshal()
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,12 @@
 // simulation itself: Engine is its only way to sweeps, shrinks and mutants (the
 // seedfall command implements it over the engine), and it uses the engine's types only
 // as data.
+//
+// Report is `seedfall report`: it renders saved results into the same report files with
+// the same grouping, labels and renderers, without an Engine, an event or GitHub.
+//
+// The package exports what the seedfall command and its tests use, nothing more
+// (api_test.go bounds it).
 package ci
 
 import (
@@ -66,21 +72,21 @@ type Inputs struct {
 	Token        string        // GitHub token (input token; GITHUB_TOKEN when unset)
 	Comment      bool          // upsert the sticky PR comment (input comment, default true)
 	FailOn       string        // new, any or never (input fail-on, default "new")
-	Shard        Shard         // share of the seeds to sweep (input shard, default "1/1")
+	Shard        shard         // share of the seeds to sweep (input shard, default "1/1")
 	Out          string        // directory for report.html, report.md, junit.xml, results.jsonl (flag -out, default DefaultOut)
-	// Mutation says when durability mutation testing runs (input mutation): mutationOff
-	// (default), mutationDeep (scheduled, manual and deep runs) or mutationAlways.
+	// Mutation says when durability mutation testing runs (input mutation): "off"
+	// (default), "deep" (scheduled, manual and deep runs) or "always".
 	Mutation string
 	// MutationSeeds are the seeds each mutant runs (input mutation-seeds, default "1-50").
 	MutationSeeds string
 	// CrashSeeds are the seeds on which deep runs search every crash state
 	// (`seedfall crashes`, input crash-seeds, default "": none).
 	CrashSeeds string
-	// Publish is the publish artifact (a directory holding artifactFile, or the file)
+	// Publish is the publish artifact (a directory holding publish.json, or the file)
 	// that publish mode posts on a workflow_run event (input publish); "" sweeps.
 	Publish string
 	// UpgradeFrom is the old build of every node with an "upgrade" option (input
-	// upgrade-from): "" keeps the config's own, upgradeBase the pull request's base
+	// upgrade-from): "" keeps the config's own, "base" the pull request's base
 	// commit (for a push, the previous commit), anything else a git revision of the
 	// repository.
 	UpgradeFrom string
@@ -100,17 +106,17 @@ const (
 	mutationAlways = "always" // every run
 )
 
-// Shard is a deterministic share of a seed list: shard Index of Count takes the seeds
+// shard is a deterministic share of a seed list: shard Index of Count takes the seeds
 // whose position p (0-based, in the sorted list) satisfies p % Count == Index-1.
-type Shard struct {
+type shard struct {
 	Index, Count int // 1 <= Index <= Count
 }
 
 // String renders the shard as "i/n".
-func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
+func (s shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 
 // Apply returns the shard's share of seeds (which must be sorted).
-func (s Shard) Apply(seeds []uint64) []uint64 {
+func (s shard) Apply(seeds []uint64) []uint64 {
 	if s.Count <= 1 {
 		return seeds
 	}
@@ -118,21 +124,21 @@ func (s Shard) Apply(seeds []uint64) []uint64 {
 }
 
 // parseShard reads "i/n" (1 <= i <= n). The empty string is the whole sweep, 1/1.
-func parseShard(s string) (Shard, error) {
+func parseShard(s string) (shard, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return Shard{1, 1}, nil
+		return shard{1, 1}, nil
 	}
 	is, ns, ok := strings.Cut(s, "/")
 	i, err1 := strconv.Atoi(strings.TrimSpace(is))
 	n, err2 := strconv.Atoi(strings.TrimSpace(ns))
 	if !ok || err1 != nil || err2 != nil {
-		return Shard{}, fmt.Errorf("input shard: %q is not of the form i/n (e.g. \"2/4\")", s)
+		return shard{}, fmt.Errorf("input shard: %q is not of the form i/n (e.g. \"2/4\")", s)
 	}
 	if n < 1 || i < 1 || i > n {
-		return Shard{}, fmt.Errorf("input shard: %q: want 1 <= i <= n", s)
+		return shard{}, fmt.Errorf("input shard: %q: want 1 <= i <= n", s)
 	}
-	return Shard{i, n}, nil
+	return shard{i, n}, nil
 }
 
 // parseSeeds reads a seed list such as "1-500,900" (seedspec.Parse), as the input

@@ -49,11 +49,11 @@ func TestParseSeeds(t *testing.T) {
 func TestParseShard(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want Shard
+		want shard
 		err  bool
 	}{
-		{"", Shard{1, 1}, false}, {"1/1", Shard{1, 1}, false}, {"3/4", Shard{3, 4}, false}, {" 2 / 3 ", Shard{2, 3}, false},
-		{"0/3", Shard{}, true}, {"4/3", Shard{}, true}, {"1/0", Shard{}, true}, {"2", Shard{}, true}, {"a/b", Shard{}, true},
+		{"", shard{1, 1}, false}, {"1/1", shard{1, 1}, false}, {"3/4", shard{3, 4}, false}, {" 2 / 3 ", shard{2, 3}, false},
+		{"0/3", shard{}, true}, {"4/3", shard{}, true}, {"1/0", shard{}, true}, {"2", shard{}, true}, {"a/b", shard{}, true},
 	} {
 		got, err := parseShard(tc.in)
 		if (err != nil) != tc.err || got != tc.want {
@@ -64,7 +64,7 @@ func TestParseShard(t *testing.T) {
 		}
 	}
 	seeds := []uint64{10, 11, 12, 13, 14, 15, 16}
-	if got := (Shard{2, 3}).Apply(seeds); !reflect.DeepEqual(got, []uint64{11, 14}) {
+	if got := (shard{2, 3}).Apply(seeds); !reflect.DeepEqual(got, []uint64{11, 14}) {
 		t.Errorf("shard 2/3 = %v", got)
 	}
 }
@@ -79,7 +79,7 @@ func TestParseInputs(t *testing.T) {
 	in, err := ParseInputs([]string{"-seeds", "5-6", "-mode", "deep", "-mutation-seeds", "1-20"}, getenv, io.Discard)
 	must(t, err)
 	want := Inputs{Config: "cfg/seedfall.json", Seeds: "5-6", Mode: modeDeep, ShrinkBudget: 30 * time.Second,
-		Baseline: "branch:data", Token: "from-env", Comment: false, FailOn: failOnAny, Shard: Shard{2, 4}, Out: DefaultOut,
+		Baseline: "branch:data", Token: "from-env", Comment: false, FailOn: failOnAny, Shard: shard{2, 4}, Out: DefaultOut,
 		Mutation: mutationDeep, MutationSeeds: "1-20"}
 	if !reflect.DeepEqual(in, want) {
 		t.Errorf("got %+v\nwant %+v", in, want)
@@ -94,7 +94,7 @@ func TestParseInputs(t *testing.T) {
 	def, err := ParseInputs(nil, nil, io.Discard)
 	must(t, err)
 	if def.Config != "seedfall.json" || def.Seeds != "1-500" || def.Mode != modeAuto || def.ShrinkBudget != 2*time.Minute ||
-		!def.Comment || def.FailOn != failOnNew || def.Shard != (Shard{1, 1}) || def.Baseline != "" {
+		!def.Comment || def.FailOn != failOnNew || def.Shard != (shard{1, 1}) || def.Baseline != "" {
 		t.Errorf("defaults %+v", def)
 	}
 
@@ -130,26 +130,26 @@ func TestReadEvent(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, event, body string
-		want              Event
+		want              event
 		writes            bool
 		err               string
 	}{
 		{name: "pr", event: "pull_request",
 			body:   `{"number":7,"pull_request":{"number":7,"head":{"sha":"h3ad","repo":{"full_name":"fork/store"}}},"repository":{"full_name":"acme/store","default_branch":"main"}}`,
-			want:   Event{Name: "pull_request", Owner: "acme", Repo: "store", SHA: "h3ad", Ref: "refs/pull/7/merge", PR: 7, DefaultBranch: "main", Fork: true},
+			want:   event{Name: "pull_request", Owner: "acme", Repo: "store", SHA: "h3ad", Ref: "refs/pull/7/merge", PR: 7, DefaultBranch: "main", Fork: true},
 			writes: false},
 		{name: "push-main", event: "push",
 			body:   `{"ref":"refs/heads/main","after":"af7e","repository":{"full_name":"acme/store","default_branch":"main"}}`,
-			want:   Event{Name: "push", Owner: "acme", Repo: "store", SHA: "af7e", Ref: "refs/heads/main", DefaultBranch: "main"},
+			want:   event{Name: "push", Owner: "acme", Repo: "store", SHA: "af7e", Ref: "refs/heads/main", DefaultBranch: "main"},
 			writes: true},
 		{name: "push-tag", event: "push",
 			body:   `{"ref":"refs/tags/v1","after":"af7e","repository":{"full_name":"acme/store","default_branch":"main"}}`,
-			want:   Event{Name: "push", Owner: "acme", Repo: "store", SHA: "af7e", Ref: "refs/tags/v1", DefaultBranch: "main"},
+			want:   event{Name: "push", Owner: "acme", Repo: "store", SHA: "af7e", Ref: "refs/tags/v1", DefaultBranch: "main"},
 			writes: false},
 		{name: "schedule", event: "schedule", body: `{"schedule":"0 3 * * 1"}`,
-			want: Event{Name: "schedule", Owner: "acme", Repo: "store", SHA: "env5ha", Ref: "refs/pull/7/merge"}, writes: true},
+			want: event{Name: "schedule", Owner: "acme", Repo: "store", SHA: "env5ha", Ref: "refs/pull/7/merge"}, writes: true},
 		{name: "dispatch", event: "workflow_dispatch", body: `{"inputs":{}}`,
-			want: Event{Name: "workflow_dispatch", Owner: "acme", Repo: "store", SHA: "env5ha", Ref: "refs/pull/7/merge"}, writes: true},
+			want: event{Name: "workflow_dispatch", Owner: "acme", Repo: "store", SHA: "env5ha", Ref: "refs/pull/7/merge"}, writes: true},
 		{name: "bad-json", event: "push", body: `{`, err: "invalid JSON"},
 		{name: "pr-no-head", event: "pull_request", body: `{"pull_request":{"number":1,"head":{}}}`, err: "pull_request.head.sha is empty"},
 	} {
@@ -177,7 +177,7 @@ func TestReadEvent(t *testing.T) {
 // unsharded sweep, byte for byte.
 func TestShardsMergeToUnsharded(t *testing.T) {
 	dir := t.TempDir()
-	run := func(shard Shard, out string) string {
+	run := func(shard shard, out string) string {
 		in := testInputs(t, "")
 		in.Seeds = "1-100,250"
 		in.Shard = shard
@@ -188,10 +188,10 @@ func TestShardsMergeToUnsharded(t *testing.T) {
 		must(t, err)
 		return filepath.Join(in.Out, ResultsJSONL)
 	}
-	whole := run(Shard{1, 1}, "whole")
+	whole := run(shard{1, 1}, "whole")
 	var files []string
 	for i := 1; i <= 3; i++ {
-		files = append(files, run(Shard{i, 3}, "shard"+string(rune('0'+i))))
+		files = append(files, run(shard{i, 3}, "shard"+string(rune('0'+i))))
 	}
 	merged, err := Merge(files)
 	must(t, err)
@@ -262,9 +262,9 @@ func TestMergeBaselines(t *testing.T) {
 		t.Error("mergeBaselines aliases its inputs")
 	}
 	// Bytes are stable: sorted keys and seeds.
-	b1, err := got.Marshal()
+	b1, err := got.marshal()
 	must(t, err)
-	b2, err := got.Clone().Marshal()
+	b2, err := got.clone().marshal()
 	must(t, err)
 	if !bytes.Equal(b1, b2) || !bytes.Contains(b1, []byte(`"version": 1`)) {
 		t.Errorf("unstable or unversioned baseline:\n%s", b1)
@@ -317,7 +317,7 @@ func TestFileStoreConcurrentWriters(t *testing.T) {
 					return
 				}
 				<-start // every writer has read the same version
-				mine := b.Clone()
+				mine := b.clone()
 				mine.Signatures[fmt.Sprintf("sig-%d-%d", round, i)] = &Entry{Reason: "lost write", Status: StatusFailing}
 				errs[i] = updateBaseline(ctx, s, v, mine)
 			}()

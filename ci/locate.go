@@ -14,15 +14,15 @@ import (
 	"github.com/seedfall/seedfall/report"
 )
 
-// Location is a line of a file of the repository, as annotations point at it: Path is
+// location is a line of a file of the repository, as annotations point at it: Path is
 // relative to the workspace (the repository's root), with forward slashes.
-type Location struct {
+type location struct {
 	Path string `json:"path"`
 	Line int    `json:"line"`
 }
 
 // String renders "path:line".
-func (l Location) String() string { return l.Path + ":" + strconv.Itoa(l.Line) }
+func (l location) String() string { return l.Path + ":" + strconv.Itoa(l.Line) }
 
 // guestFrame matches a guest source position as the engine prints it in trace lines
 // ("... at kvlog/kvstore/kvstore.go:179") and as panics print it in reasons: the last
@@ -149,15 +149,15 @@ func shortFile(p string) string {
 }
 
 // lookup maps one guest position to a repository file, when exactly one matches.
-func (l *locator) lookup(file string, line int) (Location, bool) {
+func (l *locator) lookup(file string, line int) (location, bool) {
 	if l == nil || line <= 0 {
-		return Location{}, false
+		return location{}, false
 	}
 	c := l.index[shortFile(path.Clean(file))]
 	if len(c) == 1 {
-		return Location{Path: c[0], Line: line}, true
+		return location{Path: c[0], Line: line}, true
 	}
-	return Location{}, false
+	return location{}, false
 }
 
 // frames returns the guest positions in s, in order.
@@ -176,8 +176,8 @@ func frames(s string) [][2]string {
 // else the trace's last one. frame is the guest position it found first, mapped or not
 // (a dependency's line stays in the message); both are empty when the group carries no
 // positions at all.
-func (l *locator) locate(g report.Group) (loc *Location, frame string) {
-	try := func(s string) *Location {
+func (l *locator) locate(g report.Group) (loc *location, frame string) {
+	try := func(s string) *location {
 		for _, f := range frames(s) {
 			if frame == "" {
 				frame = f[0] + ":" + f[1]
@@ -229,6 +229,6 @@ func (l *locator) locations(d *report.Data) map[string]groupPlace {
 // groupPlace is where a signature is annotated: Loc in the repository (nil when none
 // was found), Frame the guest position as the trace printed it.
 type groupPlace struct {
-	Loc   *Location
+	Loc   *location
 	Frame string
 }

@@ -22,7 +22,7 @@ func TestReportMatchesRun(t *testing.T) {
 	base := newBaseline()
 	base.Signatures[sig] = &Entry{Kind: "always", Reason: "acknowledged write lost", Seeds: []uint64{3}, FirstSeen: strings.Repeat("a", 40), LastSeen: strings.Repeat("a", 40), Status: StatusFailing}
 	base.Signatures["sig-000000000001"] = &Entry{Reason: "old", Seeds: []uint64{4}, FirstSeen: strings.Repeat("b", 40), LastSeen: strings.Repeat("b", 40), Status: StatusFailing}
-	data, err := base.Marshal()
+	data, err := base.marshal()
 	must(t, err)
 	baseFile := filepath.Join(dir, "baseline.json")
 	must(t, os.WriteFile(baseFile, data, 0o644))

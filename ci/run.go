@@ -128,7 +128,7 @@ type runner struct {
 	eng    Engine
 	out    io.Writer
 	action *githubactions.Action
-	ev     Event
+	ev     event
 	client *github.Client
 	// upgrade is input upgrade-from resolved (nil without it).
 	upgrade *upgrade
@@ -613,7 +613,7 @@ func exitCode(failOn string, s report.Summary) int {
 // that pass now dropped, seeds not swept kept), fixed ones marked fixed, the rest
 // untouched.
 func nextBaseline(base *Baseline, groups []*group, fixed []string, results []engine.Result, sha string, run int64) *Baseline {
-	next := base.Clone()
+	next := base.clone()
 	swept := map[uint64]bool{}
 	for _, res := range results {
 		swept[res.Seed] = true

@@ -123,7 +123,7 @@ func (r *runner) resolveUpgrade(ctx context.Context) (*upgrade, error) {
 
 // line says which build wrote and which read, for the comment and the report:
 // "upgrade (server): data written by base 3f2a1c0, read by this PR's build 9e8d7c6".
-func (u *upgrade) line(ev Event) string {
+func (u *upgrade) line(ev event) string {
 	reader := "this build"
 	switch {
 	case ev.PR != 0:
