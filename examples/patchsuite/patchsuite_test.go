@@ -64,6 +64,7 @@ var cases = []patchCase{
 	{example: "pogreb", patch: "fix-recovery-truncate.patch", pkgs: []string{".", "./fs"}},
 	{example: "pogreb", patch: "wasip1-port.patch", port: "removes flock(2) and mmap from fs/os_unix.go and fs/os_mmap_unix.go"},
 	{example: "prometheus-wlog", patch: "fix-repair-fsync-and-segment-dirsync.patch"},
+	{example: "prometheus-wlog", patch: "fix-read-error-not-corruption.patch"},
 	{example: "prometheus-wlog", patch: "fix-repair-fsync.patch"},
 	{example: "prometheus-wlog", patch: "fix-torn-header.patch"},
 	{example: "prometheus-wlog", patch: "old-fix-torn-header-rejects-empty.patch", run: "TestReader$", wantFail: "--- FAIL: TestReader/Reader/0"},
