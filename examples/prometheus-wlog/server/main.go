@@ -91,11 +91,11 @@ func run(addr, dir string, segSize int, noSync bool, fill int) error {
 }
 
 // replay reads every segment of dir into s.kv and returns the number of records read.
-// It follows Head.Init at v0.316.0 (tsdb/head.go:992-1021): wlog.Segments, then per
+// It follows Head.Init at v0.316.0 (tsdb/head.go:923-950): wlog.Segments, then per
 // segment wlog.OpenReadSegment, wlog.NewSegmentBufReaderWithOffset and a fresh
 // wlog.NewReader; an open error is returned as is, a reader error as loadWAL returns
 // it (tsdb/head_wal.go:504-506: "read records: %w" around Reader.Err, a
-// *wlog.CorruptionErr). Its caller, like DB.Open (tsdb/db.go:1240-1245), hands any
+// *wlog.CorruptionErr). Its caller, like DB.Open (tsdb/db.go:1232-1246), hands any
 // error to WL.Repair. (The TSDB's checkpoint and chunk snapshot are not used here.)
 func (s *server) replay(dir string) (int, error) {
 	first, last, err := wlog.Segments(dir)
