@@ -62,6 +62,7 @@ var cases = []patchCase{
 	{example: "nutsdb", patch: "wasip1-port.patch", port: "retags mmap-go's and nutsdb's unix files as wasip1: the host build loses them"},
 	{example: "pogreb", patch: "fix-dir-fsync.patch", pkgs: []string{".", "./fs"}},
 	{example: "pogreb", patch: "fix-recovery-truncate.patch", pkgs: []string{".", "./fs"}},
+	{example: "pogreb", patch: "fix-record-size-before-alloc.patch", pkgs: []string{".", "./fs"}},
 	{example: "pogreb", patch: "wasip1-port.patch", port: "removes flock(2) and mmap from fs/os_unix.go and fs/os_mmap_unix.go"},
 	{example: "prometheus-wlog", patch: "fix-repair-fsync-and-segment-dirsync.patch"},
 	{example: "prometheus-wlog", patch: "fix-read-error-not-corruption.patch"},

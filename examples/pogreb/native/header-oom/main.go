@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command header-oom checks natively, on the host, against the real
 // github.com/akrylysov/pogreb v0.10.2 (no seedfall), what the corruption table's
 // footnote 6 saw in the simulator: the segment iterator allocates the record size a
@@ -6,17 +8,22 @@
 // error: out of memory`); this program asks what a native process does.
 //
 //	go run ./native/header-oom                  # 64-bit: what Open does and what it cost
-//	bash -c 'ulimit -v 1048576; go run ./native/header-oom'   # a 1 GiB address-space limit
+//	go run ./native/header-oom -limit-data 1024 # a 1 GiB limit on the heap (RLIMIT_DATA)
 //	GOARCH=386 go run ./native/header-oom       # a 32-bit process
+//	go run github.com/seedfall/seedfall/examples/nativerun \
+//	    -patch patches/fix-record-size-before-alloc.patch ./native/header-oom -limit-data 1024
 //
 // Steps, each in a child process (this program re-executed): "put" opens a new
 // database, puts 10 keys (each fsynced) and exits without Close, as a killed process
 // does, so the next Open runs recovery, which reads every record with the iterator;
-// "damage" overwrites the value-size field of the fifth record with 0x7ffffff0, the
-// bytes a misdirected write or a flipped high bit leaves (the record's CRC no longer
-// matches); "open" opens the database again and reports what Open returned, how many
-// keys it serves, and the process's peak virtual size (VmPeak) and peak resident size
-// (VmHWM) from /proc/self/status.
+// "open" (the control) opens it undamaged, runs that recovery and exits without Close
+// again; "damage" overwrites the value-size field of the fifth record with 0x7ffffff0,
+// the bytes a misdirected write or a flipped high bit leaves (the record's CRC no
+// longer matches); the second "open" runs recovery over it. Each open reports what
+// Open returned, how many keys it serves, and the process's peak virtual size (VmPeak)
+// and peak resident size (VmHWM) from /proc/self/status. -limit-data sets RLIMIT_DATA
+// (ulimit -d) in the open steps: a hard limit on the private memory the Go heap maps,
+// which leaves pogreb's shared file mappings alone.
 package main
 
 import (
@@ -28,6 +35,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 
 	"github.com/akrylysov/pogreb"
 	"github.com/akrylysov/pogreb/fs"
@@ -44,8 +52,16 @@ func main() {
 	step := flag.String("step", "", "internal: the child's step (put, damage or open)")
 	dir := flag.String("dir", "", "database directory (default: a new temporary one)")
 	fsName := flag.String("fs", "mmap", "pogreb file system: mmap (fs.OSMMap, the default) or os (fs.OS)")
+	limit := flag.Int("limit-data", 0, "RLIMIT_DATA in `MiB` for the open steps (0: none)")
 	flag.Parse()
 	if *step != "" {
+		if *step == "open" && *limit > 0 {
+			lim := &syscall.Rlimit{Cur: uint64(*limit) << 20, Max: uint64(*limit) << 20}
+			if err := syscall.Setrlimit(syscall.RLIMIT_DATA, lim); err != nil {
+				fmt.Printf("setrlimit: %v\n", err)
+				os.Exit(1)
+			}
+		}
 		if err := child(*step, *dir, *fsName); err != nil {
 			fmt.Printf("%s: %v\n", *step, err)
 			os.Exit(1)
@@ -61,13 +77,17 @@ func main() {
 		defer os.RemoveAll(d)
 		*dir = d + "/db"
 	}
-	fmt.Printf("%s/%s process, -fs %s\n", runtime.GOOS, runtime.GOARCH, *fsName)
-	for _, s := range []string{"put", "damage", "open"} {
-		cmd := exec.Command(os.Args[0], "-step", s, "-dir", *dir, "-fs", *fsName)
+	fmt.Printf("%s/%s process, -fs %s, -limit-data %d MiB\n", runtime.GOOS, runtime.GOARCH, *fsName, *limit)
+	for _, s := range []string{"put", "open", "damage", "open"} {
+		cmd := exec.Command(os.Args[0], "-step", s, "-dir", *dir, "-fs", *fsName, "-limit-data", fmt.Sprint(*limit))
 		out, err := cmd.CombinedOutput()
 		os.Stdout.Write(summary(out))
 		if err != nil {
 			fmt.Printf("step %s: the process died: %v\n", s, err)
+			// A restart finds the lock file and the header again.
+			out, err = exec.Command(os.Args[0], "-step", s, "-dir", *dir, "-fs", *fsName, "-limit-data", fmt.Sprint(*limit)).CombinedOutput()
+			os.Stdout.Write(summary(out))
+			fmt.Printf("step %s again, as a restart runs it: %v\n", s, err)
 			return
 		}
 	}
