@@ -1,6 +1,8 @@
 package pogreb_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/seedfall/seedfall/examples/exampletest"
@@ -21,4 +23,27 @@ func TestCorruptionTable(t *testing.T) {
 		{Config: "seedfall.write_eio.json", Kind: "write_eio", Seeds: "1-1", Want: "write /data/pogreb/main.pix: I/O error"},
 		{Config: "seedfall.slow_io.json", Kind: "slow_io", Seeds: "1-1"},
 	})
+}
+
+// Finding 22: a misdirected write lands a record over the first record's header, whose
+// value size then claims 808,976,384 bytes; at the next start recovery allocates that
+// before it checks the CRC, and the wasm guest dies (fatal error: out of memory); a
+// native process touches the whole buffer (native/header-oom). seedfall shrink kept
+// both faults of seed 7. With the patch recovery rejects the size first and truncates
+// there, as it does for a CRC mismatch: no crash, the loss of the corruption table's
+// other misdirected_write seeds (footnote 1).
+func TestFinding22AllocationBeforeCRC(t *testing.T) {
+	const plan = "plans/misdirected_write-seed7.shrunk.json"
+	seed, n := exampletest.ReadPlan(t, plan)
+	if n != 2 {
+		t.Fatalf("%s has %d faults, want 2", plan, n)
+	}
+	code, out := exampletest.Run(t, "replay", "-q", "-c", "seedfall.misdirected_write.json", "-seed", fmt.Sprint(seed), "-faults", plan)
+	exampletest.WantFail(t, code, out, fmt.Sprintf("FAIL seed %d ", seed),
+		"server#2 crashed: exit_code(2): fatal error: out of memory (in github.com/akrylysov/pogreb.(*segmentIterator).next at akrylysov/pogreb@v0.10.2/segment.go:133)")
+	code, out = exampletest.Run(t, "replay", "-c", "seedfall.misdirected_write.sizefix.json", "-seed", fmt.Sprint(seed), "-faults", plan)
+	exampletest.WantFail(t, code, out, "pogreb: truncated segment 00000-1.psg to offset 543", "acknowledged write lost: ")
+	if strings.Contains(out, "out of memory") {
+		t.Fatalf("with the size check the replay still runs out of memory:\n%s", out)
+	}
 }

@@ -3,6 +3,7 @@ package prometheuswlog_test
 import (
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/seedfall/seedfall/examples/exampletest"
@@ -64,4 +65,31 @@ func TestOldTornHeaderPatchCaught(t *testing.T) {
 func TestPagesFixedPasses(t *testing.T) {
 	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "seedfall.pages.fixed.json", "-seeds", exampletest.Seeds("1-2", "1-60"))
 	exampletest.WantPass(t, code, out)
+}
+
+// Finding 21: one unreadable sector (a latent sector error, EIO) in a segment. The
+// reader reports the failed read as a *wlog.CorruptionErr, and WL.Repair, which
+// Prometheus's DB.Open calls on any replay error, truncates the segment at the sector
+// and deletes every later segment: acknowledged records are gone from a disk whose
+// data was intact. The plan seedfall shrink saved for seed 1 of seedfall.read_eio.json
+// has four crashes and the read error. With the reader patch the same plan makes the
+// server refuse to start, naming the unreadable segment; nothing is deleted.
+func TestFinding21ReadErrorRepairedAway(t *testing.T) {
+	const plan = "plans/read_eio-seed1.shrunk.json"
+	seed, n := exampletest.ReadPlan(t, plan)
+	if n != 5 {
+		t.Fatalf("%s has %d faults, want 5", plan, n)
+	}
+	code, out := exampletest.Run(t, "replay", "-c", "seedfall.read_eio.json", "-seed", fmt.Sprint(seed), "-faults", plan)
+	exampletest.WantFail(t, code, out, fmt.Sprintf("FAIL seed %d ", seed), "acknowledged write lost: ",
+		"repairing: read records: corruption in segment /data/wal/00000003 at 5120: read /data/wal/00000003: I/O error",
+		"unlink /data/wal/00000004 at tsdb/wlog/wlog.go:436")
+	code, out = exampletest.Run(t, "replay", "-c", "seedfall.read_eio.readerrfix.json", "-seed", fmt.Sprint(seed), "-faults", plan)
+	exampletest.WantFail(t, code, out, fmt.Sprintf("FAIL seed %d ", seed),
+		"server#5 crashed: exit_code(1): repair wlog: cannot handle error: read records: read error in segment /data/wal/00000003 at 5120: read /data/wal/00000003: I/O error")
+	for _, bad := range []string{"acknowledged write lost", "unlink /data/wal/", ".repair"} {
+		if strings.Contains(out, bad) {
+			t.Fatalf("with the reader patch the replay shows %q:\n%s", bad, out)
+		}
+	}
 }

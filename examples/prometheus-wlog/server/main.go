@@ -6,15 +6,17 @@
 //	PUT key value\n  ->  OK\n      (once WL.Log and WL.Sync returned: the record is fsynced)
 //	GET key\n        ->  VAL value\n  or  NONE\n
 //
-// The start-up follows what the TSDB head does with its WAL (tsdb/db.go, head.Init):
+// The start-up does what Prometheus' TSDB does with its WAL at v0.316.0 (see replay):
 // wlog.NewSize opens the log (it always starts a new segment), every segment is
-// replayed with wlog.NewReader, and a read error is handed to WL.Repair, which drops the
-// damaged tail and everything after it. If the library cannot open or repair its own
-// log the server exits 1 with the error.
+// replayed on its own with wlog.NewReader, as Head.Init does, and any error of the
+// replay is handed to WL.Repair, as DB.Open does; Repair refuses an error that is not a
+// *wlog.CorruptionErr and otherwise drops the damaged tail and every later segment. If
+// the library cannot open or repair its own log the server exits 1 with the error.
 package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -68,29 +70,14 @@ func run(addr, dir string, segSize int, noSync bool, fill int) error {
 		return fmt.Errorf("open wlog: %w", err)
 	}
 	s := &server{w: w, kv: map[string]string{}, noSync: noSync, fill: fill}
-	sr, err := wlog.NewSegmentsReader(dir)
+	n, err := s.replay(dir)
+	if _, ok := errors.AsType[*foreignRecordError](err); ok {
+		return err
+	}
 	if err != nil {
-		return fmt.Errorf("open wlog segments: %w", err)
-	}
-	r := wlog.NewReader(sr)
-	n := 0
-	for r.Next() {
-		rec := r.Record()
-		body, _, _ := strings.Cut(string(rec), "\n") // the filler, if any, follows a newline
-		key, value, ok := strings.Cut(body, " ")
-		sim.Always(ok && key != "", "every record the log returns is one the server wrote",
-			map[string]any{"record": fmt.Sprintf("%q", rec)})
-		if !ok || key == "" {
-			return fmt.Errorf("wlog record %d: not a record the server wrote: %q", n, rec)
-		}
-		s.kv[key] = value
-		n++
-	}
-	sr.Close()
-	if rerr := r.Err(); rerr != nil {
-		fmt.Printf("replayed %d records, repairing: %v\n", n, rerr)
+		fmt.Printf("replayed %d records, repairing: %v\n", n, err)
 		sim.Sometimes(true, "recovery repaired a damaged log", nil)
-		if err := w.Repair(rerr); err != nil {
+		if err := w.Repair(err); err != nil {
 			return fmt.Errorf("repair wlog: %w", err)
 		}
 	} else {
@@ -101,6 +88,62 @@ func run(addr, dir string, segSize int, noSync bool, fill int) error {
 		return err
 	}
 	return kvcheck.Serve(ln, s)
+}
+
+// replay reads every segment of dir into s.kv and returns the number of records read.
+// It follows Head.Init at v0.316.0 (tsdb/head.go:923-950): wlog.Segments, then per
+// segment wlog.OpenReadSegment, wlog.NewSegmentBufReaderWithOffset and a fresh
+// wlog.NewReader; an open error is returned as is, a reader error as loadWAL returns
+// it (tsdb/head_wal.go:504-506: "read records: %w" around Reader.Err, a
+// *wlog.CorruptionErr). Its caller, like DB.Open (tsdb/db.go:1232-1246), hands any
+// error to WL.Repair. (The TSDB's checkpoint and chunk snapshot are not used here.)
+func (s *server) replay(dir string) (int, error) {
+	first, last, err := wlog.Segments(dir)
+	if err != nil {
+		return 0, fmt.Errorf("finding WAL segments: %w", err)
+	}
+	n := 0
+	for i := first; i >= 0 && i <= last; i++ {
+		seg, err := wlog.OpenReadSegment(wlog.SegmentName(dir, i))
+		if err != nil {
+			return n, fmt.Errorf("open WAL segment: %d: %w", i, err)
+		}
+		sr, err := wlog.NewSegmentBufReaderWithOffset(0, seg)
+		if err != nil {
+			seg.Close()
+			return n, fmt.Errorf("segment reader (offset=0): %w", err)
+		}
+		r := wlog.NewReader(sr)
+		for r.Next() {
+			rec := r.Record()
+			body, _, _ := strings.Cut(string(rec), "\n") // the filler, if any, follows a newline
+			key, value, ok := strings.Cut(body, " ")
+			sim.Always(ok && key != "", "every record the log returns is one the server wrote",
+				map[string]any{"record": fmt.Sprintf("%q", rec)})
+			if !ok || key == "" {
+				sr.Close()
+				return n, &foreignRecordError{n: n, rec: rec}
+			}
+			s.kv[key] = value
+			n++
+		}
+		sr.Close()
+		if err := r.Err(); err != nil {
+			return n, fmt.Errorf("read records: %w", err)
+		}
+	}
+	return n, nil
+}
+
+// foreignRecordError is a record the server did not write: the harness's own check,
+// which stops the start-up instead of repairing.
+type foreignRecordError struct {
+	n   int
+	rec []byte
+}
+
+func (e *foreignRecordError) Error() string {
+	return fmt.Sprintf("wlog record %d: not a record the server wrote: %q", e.n, e.rec)
 }
 
 // Put logs the record and fsyncs the active segment before it returns (unless -nosync).
