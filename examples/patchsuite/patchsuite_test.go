@@ -47,6 +47,7 @@ type patchCase struct {
 // is missing, so a new patch cannot skip this suite.
 var cases = []patchCase{
 	{example: "buntdb", patch: "shrink-fsync.patch"},
+	{example: "diskv", patch: "fix-dir-sync.patch"},
 	{example: "etcdraft", patch: "snap-save-fsync-dir.patch"},
 	{example: "etcdraft", patch: "wal-create-fsync-dir.patch"},
 	{example: "etcdraft", patch: "wasip1-flock.patch", port: "removes flock(2) from fileutil's lock: its lock tests would fail by design"},
@@ -70,6 +71,8 @@ var cases = []patchCase{
 	{example: "prometheus-wlog", patch: "fix-torn-header.patch"},
 	{example: "prometheus-wlog", patch: "old-fix-torn-header-rejects-empty.patch", run: "TestReader$", wantFail: "--- FAIL: TestReader/Reader/0"},
 	{example: "prometheus-wlog", patch: "wasip1-port.patch", port: "retags fileutil's flock_unix.go and mmap_unix.go as wasip1"},
+	{example: "pudge", patch: "fix-crash-safe-update-and-dir-fsync.patch"},
+	{example: "pudge", patch: "fix-crash-safe-update.patch"},
 	{example: "raft", patch: "snapshot-dir-fsync.patch", run: "Snapshot"},
 	{example: "rosedb", patch: "fix-options-sync.patch"},
 	{example: "rosedb", patch: "wal-truncate-torn-tail.patch"},

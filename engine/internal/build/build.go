@@ -266,6 +266,12 @@ func writeOverlay(n Spec) (ovPath, modfile string, err error) {
 		if err != nil {
 			return "", "", fmt.Errorf("node %q patches[%d] (%s): %w", n.Name, i, patch, err)
 		}
+		// Record every edited file before splitModCache takes the module cache's out of
+		// files: a later entry must patch those on top of this one too.
+		for orig, content := range files {
+			patched[orig] = content
+			editedBy[orig] = fmt.Sprintf("patches[%d] (%s)", i, patch)
+		}
 		inCache, err := splitModCache(modcache, files)
 		if err != nil {
 			return "", "", fmt.Errorf("node %q patches[%d] (%s): %w", n.Name, i, patch, err)
@@ -280,8 +286,6 @@ func writeOverlay(n Spec) (ovPath, modfile string, err error) {
 			}
 		}
 		for orig, content := range files {
-			patched[orig] = content
-			editedBy[orig] = fmt.Sprintf("patches[%d] (%s)", i, patch)
 			p := filepath.Join(dir, "patched", shortHash(orig)+"-"+filepath.Base(orig))
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				return "", "", err

@@ -58,3 +58,48 @@ func TestPatchesOfOneFileCompose(t *testing.T) {
 		t.Fatalf("c.patch alone: %v", err)
 	}
 }
+
+// TestPatchesOfOneModuleCacheFileCompose: the same for a dependency in the module
+// cache (the usual case: a library pinned in go.mod), whose patched files go to a
+// patched copy of the module rather than to the overlay. Before the fix the second
+// entry was applied to the original file and its result replaced the first entry's.
+func TestPatchesOfOneModuleCacheFileCompose(t *testing.T) {
+	t.Setenv("SEEDFALL_CACHE", t.TempDir())
+	modcache := t.TempDir()
+	t.Setenv("GOMODCACHE", modcache)
+	t.Setenv("GOFLAGS", "-mod=mod")
+	dir := t.TempDir()
+	write := func(p, text string) {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	depDir := filepath.Join(modcache, "example.com", "dep@v1.0.0")
+	write(filepath.Join(depDir, "go.mod"), "module example.com/dep\n\ngo 1.26\n")
+	write(filepath.Join(depDir, "dep.go"), "package dep\n\nconst A = 1\n\nconst B = 2\n")
+	write(filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.26\n\nrequire example.com/dep v1.0.0\n\nreplace example.com/dep => "+depDir+"\n")
+	write(filepath.Join(dir, "main.go"), "package main\n\nimport _ \"example.com/dep\"\n\nfunc main() {}\n")
+	write(filepath.Join(dir, "a.patch"), "--- a/example.com/dep/dep.go\n+++ b/example.com/dep/dep.go\n@@ -1,3 +1,3 @@\n package dep\n \n-const A = 1\n+const A = 10\n")
+	write(filepath.Join(dir, "b.patch"), "--- a/example.com/dep/dep.go\n+++ b/example.com/dep/dep.go\n@@ -3,3 +3,3 @@\n const A = 10\n \n-const B = 2\n+const B = 20\n")
+
+	spec := Spec{Dir: dir, ConfigPath: filepath.Join(dir, "seedfall.json"), Name: "server", Pkg: ".", Patches: []string{"a.patch", "b.patch"}}
+	_, modfile, err := writeOverlay(spec)
+	if err != nil {
+		t.Fatalf("a.patch then b.patch: %v", err)
+	}
+	if modfile == "" {
+		t.Fatal("no -modfile: the dependency was not treated as a module-cache file")
+	}
+	copies, _ := filepath.Glob(filepath.Join(filepath.Dir(modfile), "modules", "dep@v1.0.0-*", "dep.go"))
+	if len(copies) != 1 {
+		t.Fatalf("patched copies of dep.go: %v, want one", copies)
+	}
+	got, err := os.ReadFile(copies[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "package dep\n\nconst A = 10\n\nconst B = 20\n"; string(got) != want {
+		t.Errorf("patched file:\n%s\nwant both edits:\n%s", got, want)
+	}
+}
