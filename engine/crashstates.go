@@ -16,7 +16,9 @@ import (
 // the node's disk, crashes the copy in each candidate state of a bounded family, and
 // keeps the distinct durable images. Each kept state becomes a plan: the seed's own
 // faults before the op, plus a crash pinned to the op whose CrashState states the
-// choices, so that a replay reproduces it exactly.
+// choices, so that a replay reproduces it exactly. With NoOwnFaults the probe runs the
+// seed with an empty plan, so a seed that fails on its own faults is still probed to
+// the end of its workload, and each state's plan is the pinned crash alone.
 
 // crashStatesOptions, crashPoint and crashState are internal/crashstate's types (named
 // engineapi.CrashStatesOptions, CrashPoint and CrashState), so that they are not part
@@ -46,8 +48,16 @@ type crashProbe struct {
 }
 
 // crashPoints runs seed once and returns the crash points of the node's disk ops with
-// their distinct states, and the run's result (whose Faults are the seed's own plan).
+// their distinct states, and the run's result (whose Faults are the seed's own plan:
+// none with opt.NoOwnFaults).
 func (s *Sim) crashPoints(ctx context.Context, seed uint64, opt crashStatesOptions) ([]crashPoint, *Result, error) {
+	plan := opt.Plan
+	if opt.NoOwnFaults {
+		if plan != nil {
+			return nil, nil, fmt.Errorf("crashes: a plan to probe and no own faults exclude each other")
+		}
+		plan = &FaultPlan{Seed: seed, Faults: []Fault{}}
+	}
 	if opt.Node == "" && len(s.cfg.Nodes) > 0 {
 		opt.Node = s.cfg.Nodes[0].Name
 	} else if !s.hasNode(opt.Node) {
@@ -57,7 +67,7 @@ func (s *Sim) crashPoints(ctx context.Context, seed uint64, opt crashStatesOptio
 		opt.MaxStates = DefaultMaxStates
 	}
 	p := &crashProbe{opt: opt, torn: s.cfg.Faults.TornWrites}
-	ro := runOptions{wallBudget: time.Duration(s.cfg.Watchdog), probe: p, plan: opt.Plan}
+	ro := runOptions{wallBudget: time.Duration(s.cfg.Watchdog), probe: p, plan: plan}
 	w := newWorld(s, seed, ro)
 	r := w.runProfiled(ctx)
 	return p.points, r, nil
