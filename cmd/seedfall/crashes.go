@@ -30,7 +30,7 @@ func cmdCrashes(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	out := fs.String("out", "", "`dir` for the plans of failing states (default: CONFIG.seed-N.crashes next to the config)")
 	restart := fs.Duration("restart", 0, "restart delay after each crash (default: the config's faults.restart_delay)")
-	recheck := fs.Duration("recheck", -1, "kill the node this long after the crash's restart, to check its recovery a second time (0: no kill; default: halfway to the end of the seed's run)")
+	recheck := fs.Duration("recheck", -1, "a second power loss of the node (every pending op lost) this long after the crash's restart, to check its recovery a second time (0: none; default, -1: halfway to the end of the seed's run)")
 	shrink := fs.Duration("shrink", 0, "shrink each site's first failing plan within this budget (0: no shrink)")
 	ownFaults := fs.Bool("own-faults", true, "run the seed with its own random faults and crash on top of them; false: with none, so that a seed that fails on its own faults is still probed to the end of its workload (each plan is then the crash alone)")
 	if code, stop := parseFlags(fs, args); stop {
