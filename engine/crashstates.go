@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"iter"
 	"strings"
 	"time"
 
@@ -15,7 +16,9 @@ import (
 // the node's disk, crashes the copy in each candidate state of a bounded family, and
 // keeps the distinct durable images. Each kept state becomes a plan: the seed's own
 // faults before the op, plus a crash pinned to the op whose CrashState states the
-// choices, so that a replay reproduces it exactly.
+// choices, so that a replay reproduces it exactly. With NoOwnFaults the probe runs the
+// seed with an empty plan, so a seed that fails on its own faults is still probed to
+// the end of its workload, and each state's plan is the pinned crash alone.
 
 // crashStatesOptions, crashPoint and crashState are internal/crashstate's types (named
 // engineapi.CrashStatesOptions, CrashPoint and CrashState), so that they are not part
@@ -45,8 +48,16 @@ type crashProbe struct {
 }
 
 // crashPoints runs seed once and returns the crash points of the node's disk ops with
-// their distinct states, and the run's result (whose Faults are the seed's own plan).
+// their distinct states, and the run's result (whose Faults are the seed's own plan:
+// none with opt.NoOwnFaults).
 func (s *Sim) crashPoints(ctx context.Context, seed uint64, opt crashStatesOptions) ([]crashPoint, *Result, error) {
+	plan := opt.Plan
+	if opt.NoOwnFaults {
+		if plan != nil {
+			return nil, nil, fmt.Errorf("crashes: a plan to probe and no own faults exclude each other")
+		}
+		plan = &FaultPlan{Seed: seed, Faults: []Fault{}}
+	}
 	if opt.Node == "" && len(s.cfg.Nodes) > 0 {
 		opt.Node = s.cfg.Nodes[0].Name
 	} else if !s.hasNode(opt.Node) {
@@ -56,7 +67,7 @@ func (s *Sim) crashPoints(ctx context.Context, seed uint64, opt crashStatesOptio
 		opt.MaxStates = DefaultMaxStates
 	}
 	p := &crashProbe{opt: opt, torn: s.cfg.Faults.TornWrites}
-	ro := runOptions{wallBudget: time.Duration(s.cfg.Watchdog), probe: p, plan: opt.Plan}
+	ro := runOptions{wallBudget: time.Duration(s.cfg.Watchdog), probe: p, plan: plan}
 	w := newWorld(s, seed, ro)
 	r := w.runProfiled(ctx)
 	return p.points, r, nil
@@ -133,7 +144,7 @@ func (p *crashProbe) observe(inc *incarnation, n int64, what string, wr *infligh
 			}
 		}
 	}
-	for _, c := range candidates(pend, p.torn) {
+	for c := range candidates(pend, p.torn) {
 		if !try(c, 0, c.kind, nil) {
 			break
 		}
@@ -141,81 +152,97 @@ func (p *crashProbe) observe(inc *incarnation, n int64, what string, wr *infligh
 	p.points = append(p.points, pt)
 }
 
-// candidate is one crash state described by which pending ops persist.
+// candidate is one crash state described by which pending ops persist: those with a
+// Seq up to upto but omit, and extra, and those in keep (Seqs start at 1: 0 is none).
 type candidate struct {
-	kind string
-	keep map[uint64]bool
-	all  bool   // every pending op persists, including any added after keep was made
-	tear uint64 // the Seq of the op torn (0: none)
-	cut  int    // which tear point, as an index among the write's tear points
+	kind  string
+	upto  uint64
+	omit  uint64
+	extra uint64
+	keep  map[uint64]bool // a subset (at most ExhaustivePending ops)
+	all   bool            // every pending op persists, including any added after the probe listed them
+	tear  uint64          // the Seq of the op torn (0: none)
+	cut   int             // which tear point, as an index among the write's tear points
 }
 
-// candidates lists the candidate states over the pending ops, by issue order: every
+// candidates yields the candidate states over the pending ops, by issue order: every
 // subset when there are at most ExhaustivePending, else ALICE's family: the in-order
 // prefixes, each prefix with the next write torn (tearSamples points), every single
 // omission, and every single reordering (a prefix plus one later op), in that order.
-func candidates(pend []disk.PendingOp, torn bool) []candidate {
-	n := len(pend)
-	prefix := func(k int) map[uint64]bool {
-		m := map[uint64]bool{}
-		for _, op := range pend[:k] {
-			m[op.Seq] = true
+// It makes each candidate only when asked: the family is quadratic in the pending ops
+// (each with a set of them) and the probe stops after a few dozen.
+func candidates(pend []disk.PendingOp, torn bool) iter.Seq[candidate] {
+	return func(yield func(candidate) bool) {
+		n := len(pend)
+		// upto(k) keeps the first k pending ops: they are the ones whose Seq is at most
+		// the k-th's (pend is by Seq).
+		upto := func(k int) uint64 {
+			if k == 0 {
+				return 0
+			}
+			return pend[k-1].Seq
 		}
-		return m
-	}
-	var out []candidate
-	out = append(out, candidate{kind: "all", keep: prefix(n)})
-	if n == 0 {
-		return out
-	}
-	out = append(out, candidate{kind: "none", keep: prefix(0)})
-	if n <= ExhaustivePending {
-		for mask := 1; mask < 1<<n-1; mask++ {
-			m := map[uint64]bool{}
-			var names []string
-			for i := range n {
-				if mask&(1<<i) != 0 {
-					m[pend[i].Seq] = true
-					names = append(names, fmt.Sprint(i+1))
+		if !yield(candidate{kind: "all", upto: upto(n)}) || n == 0 {
+			return
+		}
+		if !yield(candidate{kind: "none"}) {
+			return
+		}
+		if n <= ExhaustivePending {
+			for mask := 1; mask < 1<<n-1; mask++ {
+				m := map[uint64]bool{}
+				var names []string
+				for i := range n {
+					if mask&(1<<i) != 0 {
+						m[pend[i].Seq] = true
+						names = append(names, fmt.Sprint(i+1))
+					}
+				}
+				if !yield(candidate{kind: "subset {" + strings.Join(names, ",") + "}", keep: m}) {
+					return
 				}
 			}
-			out = append(out, candidate{kind: "subset {" + strings.Join(names, ",") + "}", keep: m})
-		}
-	} else {
-		for k := 1; k < n; k++ {
-			out = append(out, candidate{kind: fmt.Sprintf("prefix %d/%d", k, n), keep: prefix(k)})
-		}
-	}
-	if torn {
-		for k := range n {
-			op := pend[k]
-			if op.Dir || op.Cuts == 0 {
-				continue
-			}
-			for _, cut := range tearPoints(op.Cuts) {
-				out = append(out, candidate{kind: fmt.Sprintf("prefix %d/%d + torn #%d at %d/%d", k, n, k+1, cut+1, op.Cuts),
-					keep: prefix(k), tear: op.Seq, cut: cut})
+		} else {
+			for k := 1; k < n; k++ {
+				if !yield(candidate{kind: fmt.Sprintf("prefix %d/%d", k, n), upto: upto(k)}) {
+					return
+				}
 			}
 		}
-	}
-	if n > ExhaustivePending {
-		for s := range n - 1 {
-			m := prefix(n)
-			delete(m, pend[s].Seq)
-			out = append(out, candidate{kind: fmt.Sprintf("omit #%d", s+1), keep: m})
+		if torn {
+			for k := range n {
+				op := pend[k]
+				if op.Dir || op.Cuts == 0 {
+					continue
+				}
+				for _, cut := range tearPoints(op.Cuts) {
+					if !yield(candidate{kind: fmt.Sprintf("prefix %d/%d + torn #%d at %d/%d", k, n, k+1, cut+1, op.Cuts),
+						upto: upto(k), tear: op.Seq, cut: cut}) {
+						return
+					}
+				}
+			}
 		}
-		for k := range n {
-			for q := k + 1; q < n; q++ {
-				m := prefix(k)
-				m[pend[q].Seq] = true
-				out = append(out, candidate{kind: fmt.Sprintf("reorder #%d before #%d", q+1, k+1), keep: m})
+		if n > ExhaustivePending {
+			for s := range n - 1 {
+				if !yield(candidate{kind: fmt.Sprintf("omit #%d", s+1), upto: upto(n), omit: pend[s].Seq}) {
+					return
+				}
+			}
+			for k := range n {
+				for q := k + 1; q < n; q++ {
+					if !yield(candidate{kind: fmt.Sprintf("reorder #%d before #%d", q+1, k+1), upto: upto(k), extra: pend[q].Seq}) {
+						return
+					}
+				}
 			}
 		}
 	}
-	return out
 }
 
-func (c candidate) kept(seq uint64) bool { return c.all || c.keep[seq] }
+func (c candidate) kept(seq uint64) bool {
+	return c.all || c.keep[seq] || (seq <= c.upto && seq != c.omit) || seq == c.extra
+}
 
 // tearPoints picks which of cuts tear points to try.
 func tearPoints(cuts int) []int {

@@ -167,7 +167,10 @@ func (e *ciEngine) Mutate(ctx context.Context, path string, seeds []uint64) (*ci
 	return m, nil
 }
 
-// Crashes runs `seedfall crashes` on seed and returns its vulnerable sites.
+// Crashes runs `seedfall crashes -own-faults=false` on seed and returns its vulnerable
+// sites. Without the seed's own faults the probe covers the whole workload even when the
+// seed fails on its own (the deep sweep reports that failure already), and each
+// annotated site is one where a single crash, and nothing else, fails the workload.
 func (e *ciEngine) Crashes(ctx context.Context, path string, seed uint64, outDir string) ([]ci.CrashSite, error) {
 	s, err := e.sim(ctx, path)
 	if err != nil {
@@ -178,7 +181,8 @@ func (e *ciEngine) Crashes(ctx context.Context, path string, seed uint64, outDir
 		return nil, err
 	}
 	rep, err := cli.RunCrashes(ctx, cli.CrashesSpec{Sim: s, Config: path, Seed: seed, RecheckNS: -1,
-		Workers: runtime.NumCPU(), OutDir: dir, Progress: e.stderr})
+		CrashStatesOptions: engineapi.CrashStatesOptions{NoOwnFaults: true},
+		Workers:            runtime.NumCPU(), OutDir: dir, Progress: e.stderr})
 	if err != nil {
 		return nil, err
 	}

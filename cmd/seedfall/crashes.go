@@ -30,14 +30,16 @@ func cmdCrashes(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	out := fs.String("out", "", "`dir` for the plans of failing states (default: CONFIG.seed-N.crashes next to the config)")
 	restart := fs.Duration("restart", 0, "restart delay after each crash (default: the config's faults.restart_delay)")
-	recheck := fs.Duration("recheck", -1, "kill the node this long after the crash's restart, to check its recovery a second time (0: no kill; default: halfway to the end of the seed's run)")
+	recheck := fs.Duration("recheck", -1, "a second power loss of the node (every pending op lost) this long after the crash's restart, to check its recovery a second time (0: none; default, -1: halfway to the end of the seed's run)")
 	shrink := fs.Duration("shrink", 0, "shrink each site's first failing plan within this budget (0: no shrink)")
+	ownFaults := fs.Bool("own-faults", true, "run the seed with its own random faults and crash on top of them; false: with none, so that a seed that fails on its own faults is still probed to the end of its workload (each plan is then the crash alone)")
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
 	var opt engineapi.CrashStatesOptions
 	opt.Node = *node
 	opt.MaxStates = *maxStates
+	opt.NoOwnFaults = !*ownFaults
 	if *maxStates <= 0 {
 		fmt.Fprintln(stderr, "seedfall crashes: -max-states must be at least 1")
 		return exitUsage
@@ -114,8 +116,15 @@ func printCrashes(w io.Writer, rep *cli.CrashesReport) {
 	fmt.Fprintf(w, "seed %d, node %s: %d disk ops, %d candidate states, %d distinct states run (%d ops at the bound)\n",
 		rep.Seed, rep.Node, rep.Ops, rep.Candidates, rep.States, rep.BoundedOps)
 	fmt.Fprintf(w, "bound: %s\n", rep.Bound)
+	if rep.NoOwnFaults {
+		fmt.Fprintln(w, "probe: the seed's workload without its own faults (-own-faults=false): each state's plan is the crash alone")
+	}
 	if rep.Baseline != engine.VerdictPass {
-		fmt.Fprintf(w, "note: the seed's own run is %s without these crashes\n", rep.Baseline)
+		if rep.NoOwnFaults {
+			fmt.Fprintf(w, "note: the seed's run without any fault is %s\n", rep.Baseline)
+		} else {
+			fmt.Fprintf(w, "note: the seed's own run is %s without these crashes\n", rep.Baseline)
+		}
 	}
 	fmt.Fprintln(w)
 	vuln := 0

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/cli"
+	"github.com/seedfall/seedfall/internal/engineapi"
 )
 
 // TestCrashesKvlog runs `seedfall crashes` on the first ops of kvlog's seed 1 in worker
@@ -91,5 +96,53 @@ func TestExploreCrashesStage(t *testing.T) {
 	}
 	if code != exitFail || len(sum.Crashes) != 1 || sum.Crashes[0].States == 0 || sum.CrashFailing == 0 || sum.CrashFailing != sum.Crashes[0].Failing {
 		t.Fatalf("exit %d, %+v\n%s", code, sum, stderr)
+	}
+}
+
+// TestCrashesWithoutOwnFaults: kvlog's seed 2 fails on its own faults after a few dozen
+// disk ops, so its probe never reaches the server's later ops; with -own-faults=false
+// the probe runs the workload with no fault of the seed and reaches them, finds the
+// torn-tail bug there, and the plan of a failing state (the pinned crash and the
+// recheck, nothing of the seed's own) replays to the same failure.
+func TestCrashesWithoutOwnFaults(t *testing.T) {
+	ops := []string{"crashes", "-c", kvlogBuggy, "-seed", "2", "-ops", "90-93", "-workers", "2", "-json"}
+	var rep struct {
+		Ops, States, Failing int
+		NoOwnFaults          bool `json:"no_own_faults"`
+		Baseline             string
+		Sites                []struct{ Site, Plan, Reason string }
+	}
+	// Default: the seed's own faults, under which no incarnation reaches op 90.
+	code, stdout, stderr := runCLI(t, append(ops, "-out", t.TempDir())...)
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("-json: %v\n%s\n%s", err, stdout, stderr)
+	}
+	if code != exitPass || rep.Ops != 0 || rep.NoOwnFaults || rep.Baseline != "fail" {
+		t.Fatalf("with own faults: exit %d, %+v: want no op reached and the seed's own failure\n%s", code, rep, stderr)
+	}
+
+	code, stdout, stderr = runCLI(t, append(ops, "-out", t.TempDir(), "-own-faults=false")...)
+	rep.Sites = nil
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("-json: %v\n%s\n%s", err, stdout, stderr)
+	}
+	if code != exitFail || rep.Ops < 4 || rep.Failing == 0 || !rep.NoOwnFaults || rep.Baseline != "pass" {
+		t.Fatalf("without own faults: exit %d, %+v\n%s", code, rep, stderr)
+	}
+	var site = rep.Sites[0]
+	plan, err := cli.LoadPlan(site.Plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Faults) != 2 || plan.Faults[0].DiskOp < 90 || plan.Faults[0].CrashState == nil || plan.Faults[1].DiskOp != 0 {
+		t.Fatalf("plan %s: want the pinned crash and the recheck alone, got %+v", site.Plan, plan.Faults)
+	}
+	code, rout, rerr := runCLI(t, "replay", "-c", kvlogBuggy, "-seed", "2", "-faults", site.Plan, "-q")
+	if code != exitFail || !strings.Contains(rout, site.Reason) {
+		t.Fatalf("replay %s: exit %d, want the failure %q\n%s\n%s", site.Plan, code, site.Reason, rout, rerr)
+	}
+	// The probe cannot take a plan and run without own faults at once.
+	if _, _, err := engineapi.CrashPoints(context.Background(), nil, 2, engineapi.CrashStatesOptions{NoOwnFaults: true, Plan: &engine.FaultPlan{}}); err == nil {
+		t.Error("a plan with NoOwnFaults: no error")
 	}
 }

@@ -55,6 +55,9 @@ type CrashesReport struct {
 	Node   string `json:"node"`
 	// Bound describes the family of states tried at each op.
 	Bound string `json:"bound"`
+	// NoOwnFaults says the probe ran the seed without its own faults (-own-faults=false),
+	// so Baseline is the verdict of the seed's workload without any fault.
+	NoOwnFaults bool `json:"no_own_faults,omitempty"`
 	// Baseline is the seed's own verdict, without the systematic crash.
 	Baseline engine.Verdict `json:"baseline"`
 	Ops      int            `json:"ops"`
@@ -151,7 +154,7 @@ func RunCrashes(ctx context.Context, sp CrashesSpec) (*CrashesReport, error) {
 		node = cfg.Nodes[0].Name
 	}
 	rep := &CrashesReport{Config: sp.Config, Seed: sp.Seed, Node: node, Bound: CrashBound(sp.MaxStates),
-		Baseline: base.Verdict, Ops: len(points), Sites: []Site{}}
+		NoOwnFaults: sp.NoOwnFaults, Baseline: base.Verdict, Ops: len(points), Sites: []Site{}}
 	var jobs []*crashJob
 	for _, pt := range points {
 		rep.Candidates += pt.Candidates

@@ -17,6 +17,11 @@ type Options[P any] struct {
 	// Plan, when set, is the run's fault plan in place of the seed's own (explore's
 	// corpus runs).
 	Plan P
+	// NoOwnFaults probes the seed's workload with none of its own faults (an empty
+	// plan): a seed that fails on its own faults stops the probe at that failure, and
+	// without them the crash points cover the whole workload. The states' plans then
+	// carry the pinned crash alone. It excludes Plan.
+	NoOwnFaults bool
 }
 
 // Point is one disk op of the node and the distinct crash states found before it. F is

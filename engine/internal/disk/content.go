@@ -43,6 +43,12 @@ type node struct {
 	pages int64 // leaves in this subtree
 	kids  *[fanout]*node
 	data  []byte
+	// sum caches the subtree's content hash (image.go) when summed is set. A node
+	// is written only while it is private (refs 1), and every write clears summed
+	// on the nodes it passes, so a shared node's sum stays valid for every
+	// version holding it.
+	sum    [32]byte
+	summed bool
 }
 
 func newNode(leaf bool) *node {
@@ -149,6 +155,7 @@ func (c *content) writable(i int64) []byte {
 			n = copyNode(n)
 			*p = n
 		}
+		n.summed = false
 		path[h] = n
 		if h == 0 {
 			if n.pages == 0 {
@@ -246,6 +253,7 @@ func cut(n *node, h int, first int64) *node {
 		n.refs--
 		n = copyNode(n)
 	}
+	n.summed = false
 	w := span(h - 1)
 	k := first / w
 	if rem := first % w; rem != 0 {

@@ -2,8 +2,6 @@ package disk
 
 import (
 	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
 	"maps"
 	"slices"
 )
@@ -73,11 +71,4 @@ func (f *FS) Pending() []PendingOp {
 	}
 	slices.SortFunc(out, func(a, b PendingOp) int { return cmp.Compare(a.Seq, b.Seq) })
 	return out
-}
-
-// DurableImage is a hash of the durable tree and contents (DumpDurable): two
-// crash states with the same image restart on the same disk.
-func (f *FS) DurableImage() string {
-	h := sha256.Sum256([]byte(f.DumpDurable()))
-	return hex.EncodeToString(h[:8])
 }
