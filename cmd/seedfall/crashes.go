@@ -140,6 +140,9 @@ func printCrashes(w io.Writer, rep *cli.CrashesReport) {
 			fmt.Fprintf(w, "  shrunk: seedfall replay -c %s -seed %d -faults %s\n", rep.Config, rep.Seed, s.Shrunk)
 		}
 	}
+	if rep.Retimed > 0 {
+		fmt.Fprintf(w, "%s ran twice: the run ended before the recheck crash, which was moved to halfway to that end\n", plural(rep.Retimed, "state", "states"))
+	}
 	if rep.Errors > 0 {
 		fmt.Fprintf(w, "%s could not be run (errors or watchdog), not counted as vulnerabilities\n", plural(rep.Errors, "state", "states"))
 	}

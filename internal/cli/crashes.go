@@ -74,6 +74,9 @@ type CrashesReport struct {
 	// the runs a search in this order needs to find a vulnerability (0: none).
 	FirstFailing int  `json:"first_failing,omitempty"`
 	Partial      bool `json:"partial,omitempty"`
+	// Retimed counts states whose run ended before the default recheck crash and were
+	// run again with the recheck halfway to that run's end.
+	Retimed int `json:"retimed"`
 	// Errors counts states the tool could not run (not vulnerabilities).
 	Errors int     `json:"errors"`
 	Sites  []Site  `json:"sites"`
@@ -126,6 +129,31 @@ type crashJob struct {
 	st   engineapi.CrashState
 	plan *engine.FaultPlan
 	res  *engine.Result
+	// retimed: the first run ended before the recheck crash, so the plan is the one
+	// with the recheck moved earlier (retimeRecheck).
+	retimed bool
+}
+
+// retimeRecheck returns the job's plan with its recheck crash moved to halfway between
+// the restart and the end of res, when res is the plan's run and it passed without
+// reaching the recheck (nil otherwise). The default recheck is timed from the seed's own
+// run, whose later faults (crashes, restarts, retries) often make it last longer than the
+// plan's, which keeps only the faults before the crash point: without this, the recheck
+// of such a state never happens, and a recovery bug that loses data only at the next
+// crash goes unseen. Only the default recheck (recheckNS < 0) is moved.
+func retimeRecheck(seed uint64, j *crashJob, res *engine.Result, restart, recheckNS int64) *engine.FaultPlan {
+	if recheckNS >= 0 || res == nil || (res.Verdict != engine.VerdictPass && res.Verdict != engine.VerdictHorizon) || len(j.plan.Faults) == 0 {
+		return nil
+	}
+	last := j.plan.Faults[len(j.plan.Faults)-1]
+	if last.DiskOp != 0 || res.EndNS >= last.AtNS {
+		return nil // no recheck, or the run reached it
+	}
+	half := (res.EndNS - j.pt.AtNS - restart) / 2
+	if half <= 0 {
+		return nil // the run ended before the restart: nothing to recheck
+	}
+	return engineapi.CrashStatePlan(seed, j.pt, j.st, restart, half)
 }
 
 // RunCrashes probes the seed, runs every distinct crash state and groups the failing
@@ -208,6 +236,12 @@ func RunCrashes(ctx context.Context, sp CrashesSpec) (*CrashesReport, error) {
 			defer wg.Done()
 			for j := range next {
 				res := run(ctx, sp.Seed, engine.RunOptions{Plan: j.plan})
+				if plan := retimeRecheck(sp.Seed, j, res, restart, sp.RecheckNS); plan != nil && ctx.Err() == nil {
+					// The plan's run ended before its recheck crash: run it again with the
+					// recheck halfway to that end. Up to then it is the same run.
+					j.plan, j.retimed = plan, true
+					res = run(ctx, sp.Seed, engine.RunOptions{Plan: j.plan})
+				}
 				mu.Lock()
 				j.res = res
 				done++
@@ -256,6 +290,9 @@ func RunCrashes(ctx context.Context, sp CrashesSpec) (*CrashesReport, error) {
 		s.States++
 		r := j.res
 		rep.Ran++
+		if j.retimed {
+			rep.Retimed++
+		}
 		if r.Verdict == engine.VerdictError || r.Verdict == engine.VerdictWatchdog {
 			rep.Errors++
 			continue
