@@ -33,10 +33,23 @@ func cmdCrashes(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	recheck := fs.Duration("recheck", -1, "a second power loss of the node (every pending op lost) this long after the crash's restart, to check its recovery a second time (0: none; default, -1: halfway to the end of the seed's run)")
 	shrink := fs.Duration("shrink", 0, "shrink each site's first failing plan within this budget (0: no shrink)")
 	ownFaults := fs.Bool("own-faults", true, "run the seed with its own random faults and crash on top of them; false: with none, so that a seed that fails on its own faults is still probed to the end of its workload (each plan is then the crash alone)")
+	faults := fs.String("faults", "", "probe the run of this fault plan `file` (saved by replay -save, shrink or by hand) instead of the seed's own faults; each state's plan is the file's faults before the op plus the crash")
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
 	var opt engineapi.CrashStatesOptions
+	if *faults != "" {
+		if !*ownFaults {
+			fmt.Fprintln(stderr, "seedfall crashes: -faults and -own-faults=false exclude each other (the plan replaces the seed's own faults)")
+			return exitUsage
+		}
+		plan, err := cli.LoadPlan(*faults)
+		if err != nil {
+			fmt.Fprintf(stderr, "seedfall crashes: -faults: %v\n", err)
+			return exitUsage
+		}
+		opt.Plan = plan
+	}
 	opt.Node = *node
 	opt.MaxStates = *maxStates
 	opt.NoOwnFaults = !*ownFaults

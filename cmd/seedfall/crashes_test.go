@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -144,5 +145,69 @@ func TestCrashesWithoutOwnFaults(t *testing.T) {
 	// The probe cannot take a plan and run without own faults at once.
 	if _, _, err := engineapi.CrashPoints(context.Background(), nil, 2, engineapi.CrashStatesOptions{NoOwnFaults: true, Plan: &engine.FaultPlan{}}); err == nil {
 		t.Error("a plan with NoOwnFaults: no error")
+	}
+}
+
+// -faults probes the run of a given plan instead of the seed's own faults: its faults
+// before each op stay in every state's plan, and that plan replays to the same failure.
+// An empty plan is the same search as -own-faults=false. Bad input exits 2.
+func TestCrashesOnAGivenPlan(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.faults.json")
+	kill := filepath.Join(dir, "kill.faults.json")
+	os.WriteFile(empty, []byte(`{"seed": 2, "faults": []}`), 0o644)
+	os.WriteFile(kill, []byte(`{"seed": 2, "faults": [{"at_ns": 1000, "kind": "crash", "node": "server", "restart_after_ns": 1000000}]}`), 0o644)
+	ops := []string{"crashes", "-c", kvlogBuggy, "-seed", "2", "-ops", "90-93", "-workers", "2", "-json"}
+	type report struct {
+		Ops, States, Failing int
+		Baseline             string
+		Sites                []struct{ Site, Plan, Reason string }
+	}
+	search := func(extra ...string) (int, report) {
+		t.Helper()
+		var rep report
+		code, stdout, stderr := runCLI(t, append(append(ops, "-out", t.TempDir()), extra...)...)
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatalf("%v: -json: %v\n%s\n%s", extra, err, stdout, stderr)
+		}
+		return code, rep
+	}
+	codeNone, none := search("-own-faults=false")
+	codeEmpty, withEmpty := search("-faults", empty)
+	if codeEmpty != codeNone || withEmpty.Ops != none.Ops || withEmpty.States != none.States || withEmpty.Failing != none.Failing || withEmpty.Baseline != "pass" {
+		t.Fatalf("an empty plan: exit %d, %+v; want the search of -own-faults=false: exit %d, %+v", codeEmpty, withEmpty, codeNone, none)
+	}
+	code, withKill := search("-faults", kill)
+	if code != exitFail || withKill.Failing == 0 {
+		t.Fatalf("the one-crash plan: exit %d, %+v: want failing states at ops 90-93 of the server's second life", code, withKill)
+	}
+	site := withKill.Sites[0]
+	plan, err := cli.LoadPlan(site.Plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Faults) < 2 || plan.Faults[0].AtNS != 1000 || plan.Faults[0].DiskOp != 0 ||
+		plan.Faults[1].Incarnation != 2 || plan.Faults[1].DiskOp < 90 || plan.Faults[1].CrashState == nil {
+		t.Fatalf("plan %s: want the file's crash first, then the crash pinned in the life it began: %+v", site.Plan, plan.Faults)
+	}
+	code, rout, rerr := runCLI(t, "replay", "-c", kvlogBuggy, "-seed", "2", "-faults", site.Plan, "-q")
+	if code != exitFail || !strings.Contains(rout, site.Reason) {
+		t.Fatalf("replay %s: exit %d, want the failure %q\n%s\n%s", site.Plan, code, site.Reason, rout, rerr)
+	}
+	// Bad input: a missing file, a file that is not a plan, and both plan flags at once.
+	bad := filepath.Join(dir, "bad.faults.json")
+	os.WriteFile(bad, []byte(`{"faults": [{"kind": "nonsense"}]}`), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-faults", filepath.Join(dir, "missing.json")}, "missing.json"},
+		{[]string{"-faults", bad}, "bad.faults.json: faults[0]"},
+		{[]string{"-faults", empty, "-own-faults=false"}, "exclude each other"},
+	} {
+		code, _, stderr := runCLI(t, append(append([]string{"crashes", "-c", kvlogBuggy, "-seed", "2"}, c.args...), "-out", t.TempDir())...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, want %d and %q in:\n%s", c.args, code, exitUsage, c.want, stderr)
+		}
 	}
 }
