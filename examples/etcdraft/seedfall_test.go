@@ -90,6 +90,23 @@ func TestStrictDirsLosesInstalledSnapshot(t *testing.T) {
 	}
 }
 
+// The same finding, found systematically: `seedfall crashes -faults` on the run of the
+// plan's partition alone crashes n3 at each disk op right after it installs the leader's
+// snapshot, in every crash state; states that lose the snap file's create fail, and none
+// fail with both patches. The patched search also guards the node's fsync of the WAL
+// after a snapshot (node/main.go): without it, states that keep every pending op failed
+// with raft's "tocommit(20) is out of range".
+func TestCrashStatesFindLostSnapshot(t *testing.T) {
+	args := []string{"crashes", "-seed", "1", "-node", "n3", "-faults", "plans/snapshot-install.partition.faults.json",
+		"-ops", "34-38", "-recheck", "0", "-workers", "2"}
+	code, out := sf(t, append(args, "-c", "seedfall.strict.wal.json", "-out", t.TempDir())...)
+	wantFail(t, code, out, "state.commit 20 is out of range [0, 4]")
+	code, out = sf(t, append(args, "-c", "seedfall.strict.fixed.json", "-out", t.TempDir())...)
+	if code != 0 || !strings.Contains(out, "0 vulnerable sites") {
+		t.Fatalf("the patched config has failing crash states (exit %d):\n%s", code, out)
+	}
+}
+
 // Negative control: the WAL never fsyncs (etcd's --unsafe-no-fsync). Crashes lose
 // entries that raft counted as persisted.
 func TestNegativeControlNoFsync(t *testing.T) {

@@ -193,6 +193,17 @@ func (n *node) run(tick time.Duration) {
 				log.Fatalf("save to WAL: %v", err)
 			}
 			if !raft.IsEmptySnap(rd.Snapshot) {
+				// As etcd's server does (etcdserver/raft.go, etcd-io/etcd#10219): fsync the
+				// WAL's HardState before acknowledging an installed snapshot. wal.Save does
+				// not fsync a HardState whose commit alone changed (raft.MustSync), and
+				// without it a crash leaves the snapshot record beyond the durable commit:
+				// ValidSnapshotEntries skips it, the member restarts from an older snapshot,
+				// and the leader's next heartbeat panics raft with "tocommit(20) is out of
+				// range [lastIndex(4)]". Found by `seedfall crashes -faults` on the
+				// snapshot-install plan (README, finding 2).
+				if err := n.disk.wal.Sync(); err != nil {
+					log.Fatalf("sync WAL after a snapshot: %v", err)
+				}
 				if err := n.ms.ApplySnapshot(rd.Snapshot); err != nil {
 					log.Fatalf("apply snapshot: %v", err)
 				}
