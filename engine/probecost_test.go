@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/engineapi"
 )
 
@@ -41,15 +40,7 @@ func TestProbeCost(t *testing.T) {
 		opt.FromOp, _ = strconv.ParseInt(a, 10, 64)
 		opt.ToOp, _ = strconv.ParseInt(b, 10, 64)
 	}
-	cfg, err := engine.LoadConfig(parts[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := engine.Prepare(context.Background(), cfg, engine.PrepareOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := prepare(t, parts[0], nil)
 	cpu0, wall0 := cpuNow(t), time.Now()
 	pts, base, err := engineapi.CrashPoints(context.Background(), s, seed, opt)
 	if err != nil {
