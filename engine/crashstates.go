@@ -45,6 +45,12 @@ type crashProbe struct {
 	opt    crashStatesOptions
 	torn   bool
 	points []crashPoint
+	// eqKey is the incarnation, the segments its host has sent and the faults applied
+	// at the last op observed; eqSeen the images kept since that key last changed. A
+	// state at a later op with the same key and one of those images is equivalent to
+	// one already kept: same disk at the restart, and nobody was told anything since.
+	eqKey  [3]int64
+	eqSeen map[string]bool
 }
 
 // crashPoints runs seed once and returns the crash points of the node's disk ops with
@@ -96,14 +102,17 @@ func (p *crashProbe) observe(inc *incarnation, n int64, what string, wr *infligh
 	}
 	fs := inc.node.disk
 	pend := fs.Pending()
-	pt := crashPoint{Node: inc.node.name, Incarnation: inc.n, DiskOp: n, AtNS: inc.w.now, Where: what, Pending: len(pend),
+	pt := crashPoint{Node: inc.node.name, Incarnation: inc.n, DiskOp: n, AtNS: inc.w.now, Where: what, Pending: len(pend), Sent: inc.node.host.Sent,
 		Before: append([]Fault{}, inc.w.applied...)}
 	seen := map[string]bool{}
+	if key := [3]int64{int64(inc.n), inc.node.host.Sent, int64(len(inc.w.applied))}; key != p.eqKey || p.eqSeen == nil {
+		p.eqKey, p.eqSeen = key, map[string]bool{}
+	}
 	limit := 8 * p.opt.MaxStates // candidates tried per op, at most
 	// try crashes a copy of the disk (after prep, if any, changes it) in candidate c and
 	// keeps the state if its image is new; it reports whether the bound allows more.
 	try := func(c candidate, inflight int, kind string, prep func(*disk.FS) error) bool {
-		if len(pt.States) >= p.opt.MaxStates || pt.Candidates >= limit {
+		if len(pt.States)+pt.Equivalent >= p.opt.MaxStates || pt.Candidates >= limit {
 			pt.Bounded = true
 			return false
 		}
@@ -118,6 +127,11 @@ func (p *crashProbe) observe(inc *incarnation, n int64, what string, wr *infligh
 		img := cl.DurableImage()
 		if !seen[img] {
 			seen[img] = true
+			if !p.opt.PerOp && p.eqSeen[img] {
+				pt.Equivalent++
+				return true
+			}
+			p.eqSeen[img] = true
 			// The first choice is the op in flight's: 0, nothing of it lands.
 			pt.States = append(pt.States, crashState{Kind: kind, State: append([]int{inflight}, d.state...), Image: img})
 		}

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -74,8 +75,10 @@ type crashFail struct {
 func TestCrashesNegativeControl(t *testing.T) {
 	bad := ftSim(t, commitConfig("7"))
 	pts, states, fails := crashStates(t, bad, 1)
-	if len(pts) < 40 || states < len(pts) {
-		t.Fatalf("%d points, %d states: want every op of 12 transactions", len(pts), states)
+	// Every op is a crash point; the states are fewer than the ops, as most ops' images
+	// repeat an earlier op's with nothing sent in between (the guest has no network).
+	if len(pts) < 40 || states < 12 {
+		t.Fatalf("%d points, %d states: want every op of 12 transactions, a state for each", len(pts), states)
 	}
 	if len(fails) == 0 {
 		t.Fatalf("no failing state among %d at %d ops", states, len(pts))
@@ -154,5 +157,76 @@ func TestCrashStateValidation(t *testing.T) {
 				t.Fatalf("Validate() = %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestCrashStatesEquivalence: by default the probe keeps a state only if no earlier op
+// of the same incarnation left the same durable image with nothing sent on the network
+// and no fault applied in between (docs/crashes.md, "Equivalent states"). Checked
+// against the per-op probe (-per-op) on kvlog, whose server answers every PUT: the
+// default's states are the per-op states less exactly those equivalent ones, and a
+// state whose image an earlier op produced is kept again once the node has answered a
+// client in between. The disk guest has no network: there every repeat is dropped.
+func TestCrashStatesEquivalence(t *testing.T) {
+	s := prepare(t, "../examples/kvlog/seedfall.fixed.json", nil)
+	probe := func(perOp bool) []engineapi.CrashPoint {
+		pts, _, err := engineapi.CrashPoints(context.Background(), s, 1, engineapi.CrashStatesOptions{ToOp: 60, PerOp: perOp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pts
+	}
+	all, def := probe(true), probe(false)
+	if len(all) != len(def) {
+		t.Fatalf("%d ops per op, %d by default", len(all), len(def))
+	}
+	type window struct {
+		inc         int
+		sent        int64
+		faultsSoFar int
+	}
+	seen := map[window]map[string]bool{} // the images kept so far in each window
+	kept, dropped, keptAgain := 0, 0, 0
+	for i, p := range all {
+		d := def[i]
+		if p.DiskOp != d.DiskOp || p.Sent != d.Sent || p.Incarnation != d.Incarnation {
+			t.Fatalf("op %d: the two probes disagree on the op: %+v / %+v", i, p, d)
+		}
+		w := window{p.Incarnation, p.Sent, len(p.Before)}
+		if seen[w] == nil {
+			seen[w] = map[string]bool{}
+		}
+		j := 0
+		for _, st := range p.States {
+			if j < len(d.States) && d.States[j].Image == st.Image {
+				if seen[w][st.Image] {
+					t.Errorf("op %d: state %s kept, but an earlier op of its window left its image", p.DiskOp, st.Kind)
+				}
+				if d.States[j].Kind != st.Kind || fmt.Sprint(d.States[j].State) != fmt.Sprint(st.State) {
+					t.Errorf("op %d: state %s %v kept as %s %v", p.DiskOp, st.Kind, st.State, d.States[j].Kind, d.States[j].State)
+				}
+				for w2, imgs := range seen {
+					if w2 != w && w2.inc == w.inc && imgs[st.Image] {
+						keptAgain++
+						break
+					}
+				}
+				seen[w][st.Image] = true
+				kept++
+				j++
+				continue
+			}
+			if !seen[w][st.Image] {
+				t.Errorf("op %d: state %s dropped, but no earlier op of its window left its image", p.DiskOp, st.Kind)
+			}
+			dropped++
+		}
+		if j != len(d.States) || d.Equivalent != len(p.States)-len(d.States) {
+			t.Errorf("op %d: default kept %d states (%d equivalent) that are not the per-op probe's %d in order", p.DiskOp, len(d.States), d.Equivalent, len(p.States))
+		}
+	}
+	t.Logf("%d ops: %d states kept, %d equivalent dropped, %d kept again after the node sent something", len(all), kept, dropped, keptAgain)
+	if dropped == 0 || keptAgain == 0 {
+		t.Fatalf("%d dropped, %d kept again: want both (the equivalence and its reset by the network)", dropped, keptAgain)
 	}
 }

@@ -21,6 +21,8 @@ import (
 // as -ops takes it ("A-B"), and prints the probe's CPU and wall time and a digest of
 // the states it kept (op, kind and choices, not the image hash's value), so that two
 // builds can be shown to keep the same states. Profile it with -test.cpuprofile.
+// SEEDFALL_PROBE_PER_OP=1 probes as -per-op does, SEEDFALL_PROBE_NO_OWN_FAULTS=1 as
+// -own-faults=false does.
 func TestProbeCost(t *testing.T) {
 	spec := os.Getenv("SEEDFALL_PROBE_COST")
 	if spec == "" {
@@ -35,6 +37,8 @@ func TestProbeCost(t *testing.T) {
 		t.Fatalf("SEEDFALL_PROBE_COST=%q: seed: %v", spec, err)
 	}
 	var opt engineapi.CrashStatesOptions
+	opt.PerOp = os.Getenv("SEEDFALL_PROBE_PER_OP") != ""
+	opt.NoOwnFaults = os.Getenv("SEEDFALL_PROBE_NO_OWN_FAULTS") != ""
 	if len(parts) > 2 {
 		a, b, _ := strings.Cut(parts[2], "-")
 		opt.FromOp, _ = strconv.ParseInt(a, 10, 64)
@@ -48,16 +52,17 @@ func TestProbeCost(t *testing.T) {
 	}
 	cpu, wall := cpuNow(t)-cpu0, time.Since(wall0)
 	h := sha256.New()
-	cands, states := 0, 0
+	cands, states, equiv := 0, 0, 0
 	for _, p := range pts {
 		cands += p.Candidates
+		equiv += p.Equivalent
 		states += len(p.States)
 		for _, st := range p.States {
 			fmt.Fprintf(h, "%d/%d %s %v\n", p.DiskOp, p.Incarnation, st.Kind, st.State)
 		}
 	}
-	fmt.Printf("probe %s seed %d: baseline %s, %d ops, %d candidates, %d distinct states, states digest %x; cpu %.2fs wall %.2fs\n",
-		parts[0], seed, base.Verdict, len(pts), cands, states, h.Sum(nil)[:8], cpu.Seconds(), wall.Seconds())
+	fmt.Printf("probe %s seed %d: baseline %s, run %.1fs simulated, %d ops, %d candidates, %d distinct states (%d more equivalent to an earlier op's), states digest %x; cpu %.2fs wall %.2fs\n",
+		parts[0], seed, base.Verdict, float64(base.EndNS)/1e9, len(pts), cands, states, equiv, h.Sum(nil)[:8], cpu.Seconds(), wall.Seconds())
 }
 
 func cpuNow(t *testing.T) time.Duration {

@@ -33,6 +33,7 @@ func cmdCrashes(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	recheck := fs.Duration("recheck", -1, "a second power loss of the node (every pending op lost) this long after the crash's restart, to check its recovery a second time (0: none; default, -1: halfway to the end of the seed's run)")
 	shrink := fs.Duration("shrink", 0, "shrink each site's first failing plan within this budget (0: no shrink)")
 	ownFaults := fs.Bool("own-faults", true, "run the seed with its own random faults and crash on top of them; false: with none, so that a seed that fails on its own faults is still probed to the end of its workload (each plan is then the crash alone)")
+	perOp := fs.Bool("per-op", false, "dedupe each op's states alone: also run a state whose durable image an earlier op produced with nothing sent on the network in between (default: such a state is equivalent and not run)")
 	faults := fs.String("faults", "", "probe the run of this fault plan `file` (saved by replay -save, shrink or by hand) instead of the seed's own faults; each state's plan is the file's faults before the op plus the crash")
 	if code, stop := parseFlags(fs, args); stop {
 		return code
@@ -53,6 +54,7 @@ func cmdCrashes(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	opt.Node = *node
 	opt.MaxStates = *maxStates
 	opt.NoOwnFaults = !*ownFaults
+	opt.PerOp = *perOp
 	if *maxStates <= 0 {
 		fmt.Fprintln(stderr, "seedfall crashes: -max-states must be at least 1")
 		return exitUsage
@@ -128,6 +130,10 @@ func parseOpRange(s string) (int64, int64, error) {
 func printCrashes(w io.Writer, rep *cli.CrashesReport) {
 	fmt.Fprintf(w, "seed %d, node %s: %d disk ops, %d candidate states, %d distinct states run (%d ops at the bound)\n",
 		rep.Seed, rep.Node, rep.Ops, rep.Candidates, rep.States, rep.BoundedOps)
+	if rep.Equivalent > 0 {
+		fmt.Fprintf(w, "%s not run: equivalent to a state of an earlier op (the same durable image, nothing sent on the network in between; -per-op runs them)\n",
+			plural(rep.Equivalent, "state", "states"))
+	}
 	fmt.Fprintf(w, "bound: %s\n", rep.Bound)
 	if rep.NoOwnFaults {
 		fmt.Fprintln(w, "probe: the seed's workload without its own faults (-own-faults=false): each state's plan is the crash alone")
@@ -149,6 +155,10 @@ func printCrashes(w io.Writer, rep *cli.CrashesReport) {
 		fmt.Fprintf(w, "VULNERABLE %s: %d of %d states fail (disk ops %s)\n", s.Site, s.Failing, s.States, opList(s.Ops))
 		fmt.Fprintf(w, "  first: crash at disk op #%d of %s#%d, state %s: %s\n", s.Op, rep.Node, s.Incarnation, s.Kind, s.Reason)
 		fmt.Fprintf(w, "  replay: %s\n", s.Replay)
+		for _, f := range s.Failures[min(1, len(s.Failures)):] {
+			fmt.Fprintf(w, "  also %d of them: crash at disk op #%d of %s#%d, state %s: %s\n", f.States, f.Op, rep.Node, f.Incarnation, f.Kind, f.Reason)
+			fmt.Fprintf(w, "    replay: %s\n", f.Replay)
+		}
 		if s.Shrunk != "" {
 			fmt.Fprintf(w, "  shrunk: seedfall replay -c %s -seed %d -faults %s\n", rep.Config, rep.Seed, s.Shrunk)
 		}

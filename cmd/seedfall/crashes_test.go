@@ -23,7 +23,7 @@ func TestCrashesKvlog(t *testing.T) {
 	if code != exitFail {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitFail, stdout, stderr)
 	}
-	for _, want := range []string{"bound: per disk op, at most 8 distinct durable images", "VULNERABLE kvlog/kvstore/kvstore.go:138: ", "  replay: seedfall replay -c " + kvlogBuggy + " -seed 1 -faults "} {
+	for _, want := range []string{"bound: per disk op, at most 8 distinct durable images", "VULNERABLE kvlog/kvstore/kvstore.go:179: ", " states not run: equivalent to a state of an earlier op", "  replay: seedfall replay -c " + kvlogBuggy + " -seed 1 -faults "} {
 		if !strings.Contains(stdout, want) {
 			t.Fatalf("output lacks %q:\n%s", want, stdout)
 		}

@@ -66,6 +66,10 @@ type CrashesReport struct {
 	Candidates int `json:"candidates"`
 	States     int `json:"states"`
 	BoundedOps int `json:"bounded_ops"`
+	// Equivalent counts the states not run because an earlier op of the same
+	// incarnation left the same durable image with nothing sent in between
+	// (CrashStatesOptions.PerOp).
+	Equivalent int `json:"equivalent"`
 	Failing    int `json:"failing"`
 	// Ran is how many states ran; fewer than States when the search was interrupted
 	// (Partial: Ctrl-C, a timeout's SIGINT).
@@ -100,6 +104,35 @@ type Site struct {
 	Replay      string `json:"replay"`
 	Shrunk      string `json:"shrunk,omitempty"`
 	Signature   string `json:"signature,omitempty"`
+	// Failures are the site's distinct failures (by signature, else reason), the first
+	// one's above included, each with its count and first state: one failure at a site
+	// can hide another (nutsdb's finding 8 behind 7).
+	Failures []SiteFailure `json:"failures,omitempty"`
+}
+
+// SiteFailure is one distinct failure at a site: how many states fail with it, and the
+// first of them.
+type SiteFailure struct {
+	key         string // failureKey
+	Signature   string `json:"signature,omitempty"`
+	Reason      string `json:"reason"`
+	States      int    `json:"states"`
+	Op          int64  `json:"op"`
+	Incarnation int    `json:"incarnation"`
+	Kind        string `json:"kind"`
+	Plan        string `json:"plan,omitempty"`
+	Replay      string `json:"replay,omitempty"`
+}
+
+// failureKey is what makes two failures at a site the same one.
+func failureKey(r *engine.Result) string {
+	if r.Failure == nil {
+		return string(r.Verdict)
+	}
+	if r.Failure.Signature != "" {
+		return r.Failure.Signature
+	}
+	return r.Failure.Reason
 }
 
 // CrashBound describes the candidate family for the report (docs/crashes.md).
@@ -186,6 +219,7 @@ func RunCrashes(ctx context.Context, sp CrashesSpec) (*CrashesReport, error) {
 	var jobs []*crashJob
 	for _, pt := range points {
 		rep.Candidates += pt.Candidates
+		rep.Equivalent += pt.Equivalent
 		if pt.Bounded {
 			rep.BoundedOps++
 		}
@@ -206,8 +240,8 @@ func RunCrashes(ctx context.Context, sp CrashesSpec) (*CrashesReport, error) {
 		}
 	}
 	if sp.Progress != nil {
-		fmt.Fprintf(sp.Progress, "crashes: seed %d, node %s: %d disk ops, %d candidate states, %d distinct (%d ops bounded); baseline %s\n",
-			sp.Seed, node, len(points), rep.Candidates, len(jobs), rep.BoundedOps, base.Verdict)
+		fmt.Fprintf(sp.Progress, "crashes: seed %d, node %s: %d disk ops, %d candidate states, %d distinct (%d ops bounded, %d equivalent to an earlier op's); baseline %s\n",
+			sp.Seed, node, len(points), rep.Candidates, len(jobs), rep.BoundedOps, rep.Equivalent, base.Verdict)
 	}
 
 	run := sp.Sim.Run
@@ -244,6 +278,11 @@ func RunCrashes(ctx context.Context, sp CrashesSpec) (*CrashesReport, error) {
 				}
 				mu.Lock()
 				j.res = res
+				if canceled(ctx, res) {
+					// Cut short by the interrupt: neither done nor failed (not reported).
+					mu.Unlock()
+					continue
+				}
 				done++
 				if j.res.Failed() {
 					failed++
@@ -305,6 +344,23 @@ func RunCrashes(ctx context.Context, sp CrashesSpec) (*CrashesReport, error) {
 			rep.FirstFailing = i + 1
 		}
 		s.Failing++
+		key := failureKey(r)
+		if k := slices.IndexFunc(s.Failures, func(f SiteFailure) bool { return f.key == key }); k >= 0 {
+			s.Failures[k].States++
+			continue
+		}
+		f := SiteFailure{key: key, States: 1, Op: j.pt.DiskOp, Incarnation: j.pt.Incarnation, Kind: j.st.Kind}
+		if r.Failure != nil {
+			f.Reason, f.Signature = r.Failure.Reason, r.Failure.Signature
+		}
+		if sp.OutDir != "" {
+			f.Plan = filepath.Join(sp.OutDir, fmt.Sprintf("seed-%d.inc-%d.op-%d.state-%d.faults.json", sp.Seed, j.pt.Incarnation, j.pt.DiskOp, i))
+			if err := SavePlan(f.Plan, j.plan); err != nil {
+				return nil, fmt.Errorf("save plan: %w", err)
+			}
+			f.Replay = fmt.Sprintf("seedfall replay -c %s -seed %d -faults %s", sp.Config, sp.Seed, f.Plan)
+		}
+		s.Failures = append(s.Failures, f)
 		if s.Failing > 1 {
 			continue
 		}
@@ -313,11 +369,7 @@ func RunCrashes(ctx context.Context, sp CrashesSpec) (*CrashesReport, error) {
 			s.Reason, s.Signature = r.Failure.Reason, r.Failure.Signature
 		}
 		if sp.OutDir != "" {
-			s.Plan = filepath.Join(sp.OutDir, fmt.Sprintf("seed-%d.inc-%d.op-%d.state-%d.faults.json", sp.Seed, j.pt.Incarnation, j.pt.DiskOp, i))
-			if err := SavePlan(s.Plan, j.plan); err != nil {
-				return nil, fmt.Errorf("save plan: %w", err)
-			}
-			s.Replay = fmt.Sprintf("seedfall replay -c %s -seed %d -faults %s", sp.Config, sp.Seed, s.Plan)
+			s.Plan, s.Replay = f.Plan, f.Replay
 			if sp.Shrink > 0 && len(j.plan.Faults) > 1 {
 				sr, err := sp.Sim.Shrink(ctx, sp.Seed, engine.ShrinkOptions{Plan: j.plan, Workers: workers, Budget: sp.Shrink, Run: run})
 				if err == nil && sr != nil && sr.Plan != nil && len(sr.Plan.Faults) < len(j.plan.Faults) {

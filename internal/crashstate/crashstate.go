@@ -22,6 +22,11 @@ type Options[P any] struct {
 	// without them the crash points cover the whole workload. The states' plans then
 	// carry the pinned crash alone. It excludes Plan.
 	NoOwnFaults bool
+	// PerOp dedupes the states of each op alone. By default a state whose durable image
+	// an earlier op of the same incarnation already produced is not kept when, between
+	// the two ops, the node sent nothing on the network and no fault of the run's plan
+	// applied: the restart finds the same disk and nobody knows more (docs/crashes.md).
+	PerOp bool
 }
 
 // Point is one disk op of the node and the distinct crash states found before it. F is
@@ -35,11 +40,19 @@ type Point[F any] struct {
 	Before []F `json:"before,omitempty"`
 	// Where is the op as the trace names it, with its source location.
 	Where string `json:"where"`
+	// Sent is how many segments the node's machine had put on the network before the
+	// op (SYN, SYN-ACK, data, FIN, RST): two ops of one incarnation with the same Sent
+	// and the same Before told nobody anything in between (Options.PerOp).
+	Sent int64 `json:"sent"`
 	// Pending is how many operations were pending on the node's disk.
 	Pending int `json:"pending"`
 	// Candidates is how many candidate states were tried; Bounded says some were not.
-	Candidates int     `json:"candidates"`
-	Bounded    bool    `json:"bounded,omitempty"`
+	Candidates int  `json:"candidates"`
+	Bounded    bool `json:"bounded,omitempty"`
+	// Equivalent counts the distinct images of this op that an earlier op already
+	// produced with nothing sent in between (Options.PerOp), so not kept; they count
+	// toward MaxStates, so that the states kept are the ones -per-op keeps, less these.
+	Equivalent int     `json:"equivalent,omitempty"`
 	States     []State `json:"states"`
 }
 

@@ -56,6 +56,10 @@ type Host struct {
 	Idx   int
 	Name  string
 	ports int // ports handed out so far (listeners from 30000, dialers from 40000)
+	// Sent counts the segments the host has put on a link (data, SYN, SYN-ACK, FIN,
+	// RST): between two equal counts it told nobody anything (the crash-state probe's
+	// equivalence, engine/crashstates.go).
+	Sent int64
 	// down: the machine lost power (PowerLoss) and has not come back (PowerOn).
 	// Segments to it are held on their links, like a partition's, and delivered when it
 	// is back: a peer's retransmission reaches the restarted machine.
@@ -142,6 +146,7 @@ func (nw *Network) latency(l *link) int64 {
 // send puts a segment on the link from->to, after the link's latency and behind every
 // segment already on it. On a cut link the segment is held (stalled) until the heal.
 func (nw *Network) send(from, to *Host, seg segment) {
+	from.Sent++
 	l := nw.link(from, to)
 	tr := &transit{seg: seg}
 	l.q = append(l.q, tr)
