@@ -47,14 +47,23 @@ func TestCrashesKvlog(t *testing.T) {
 
 	code, stdout, stderr = runCLI(t, "crashes", "-c", kvlogFixed, "-seed", "1", "-ops", "1-8", "-workers", "2", "-out", t.TempDir(), "-json")
 	var rep struct {
-		Ops, States, Failing int
-		Sites                []struct{ Site string }
+		Ops, States, Failing, Equivalent int
+		Sites                            []struct{ Site string }
 	}
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("-json: %v\n%s\n%s", err, stdout, stderr)
 	}
-	if code != exitPass || rep.Failing != 0 || rep.States < rep.Ops || rep.Ops < 8 {
+	if code != exitPass || rep.Failing != 0 || rep.States < 8 || rep.Ops < 8 || rep.Equivalent == 0 {
 		t.Fatalf("fixed: exit %d, %+v\n%s", code, rep, stderr)
+	}
+	// -per-op runs the equivalent states too: the same search, none left out.
+	perOp := rep
+	code, stdout, stderr = runCLI(t, "crashes", "-c", kvlogFixed, "-seed", "1", "-ops", "1-8", "-workers", "2", "-out", t.TempDir(), "-json", "-per-op")
+	if err := json.Unmarshal([]byte(stdout), &perOp); err != nil {
+		t.Fatalf("-per-op -json: %v\n%s\n%s", err, stdout, stderr)
+	}
+	if code != exitPass || perOp.Equivalent != 0 || perOp.States != rep.States+rep.Equivalent || perOp.Ops != rep.Ops {
+		t.Fatalf("-per-op: exit %d, %+v; by default %+v: want the default's states and its equivalent ones", code, perOp, rep)
 	}
 }
 
