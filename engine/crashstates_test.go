@@ -3,6 +3,8 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"regexp"
 	"strings"
 	"testing"
@@ -228,5 +230,86 @@ func TestCrashStatesEquivalence(t *testing.T) {
 	t.Logf("%d ops: %d states kept, %d equivalent dropped, %d kept again after the node sent something", len(all), kept, dropped, keptAgain)
 	if dropped == 0 || keptAgain == 0 {
 		t.Fatalf("%d dropped, %d kept again: want both (the equivalence and its reset by the network)", dropped, keptAgain)
+	}
+}
+
+// TestEquivalentStatesFailAlike checks the assumption behind equivalent states on a real
+// system: a state the default probe leaves out (the same durable image as a state of an
+// earlier op, nothing sent in between) fails exactly when the state it is equivalent to
+// fails. Every per-op state of kvlog's buggy recovery in its first 30 disk ops is run,
+// each dropped one compared with its representative. SEEDFALL_EQUIV=CONFIG:SEED:TO-OP
+// checks another config (BENCHMARKS.md, issue 31).
+func TestEquivalentStatesFailAlike(t *testing.T) {
+	cfg, seed, toOp := "../examples/kvlog/seedfall.json", uint64(1), int64(30)
+	if env := os.Getenv("SEEDFALL_EQUIV"); env != "" {
+		f := strings.Split(env, ":")
+		if len(f) != 3 {
+			t.Fatalf("SEEDFALL_EQUIV=%q: want CONFIG:SEED:TO-OP", env)
+		}
+		cfg = f[0]
+		seed, _ = strconv.ParseUint(f[1], 10, 64)
+		toOp, _ = strconv.ParseInt(f[2], 10, 64)
+	}
+	s := prepare(t, cfg, nil)
+	ctx := context.Background()
+	probe := func(perOp bool) ([]engineapi.CrashPoint, *engine.Result) {
+		pts, base, err := engineapi.CrashPoints(ctx, s, seed, engineapi.CrashStatesOptions{ToOp: toOp, PerOp: perOp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pts, base
+	}
+	all, base := probe(true)
+	def, _ := probe(false)
+	restart := int64(s.Config().Faults.RestartDelay) // as seedfall crashes times it
+	if restart <= 0 {
+		restart = int64(250e6)
+	}
+	type key struct {
+		inc, faults int
+		sent        int64
+		image       string
+	}
+	failed := func(p engineapi.CrashPoint, st engineapi.CrashState) bool {
+		recheck := max(int64(1e9), (base.EndNS-p.AtNS-restart)/2)
+		r := s.Run(ctx, seed, engine.RunOptions{Plan: engineapi.CrashStatePlan(seed, p, st, restart, recheck)})
+		if r.Verdict == engine.VerdictError || r.Verdict == engine.VerdictWatchdog {
+			t.Fatalf("op %d state %s: %s %+v", p.DiskOp, st.Kind, r.Verdict, r.Failure)
+		}
+		return r.Failed()
+	}
+	rep := map[key]bool{} // the kept states' verdicts
+	dropped, droppedFailing, keptFailing := 0, 0, 0
+	for i, p := range all {
+		kept := map[string]bool{}
+		for _, st := range def[i].States {
+			kept[st.Image] = true
+		}
+		for _, st := range p.States {
+			k := key{p.Incarnation, len(p.Before), p.Sent, st.Image}
+			f := failed(p, st)
+			if kept[st.Image] {
+				rep[k] = f
+				if f {
+					keptFailing++
+				}
+				continue
+			}
+			want, ok := rep[k]
+			if !ok {
+				t.Fatalf("op %d state %s: dropped with no kept state of its image in its window", p.DiskOp, st.Kind)
+			}
+			dropped++
+			if f {
+				droppedFailing++
+			}
+			if f != want {
+				t.Errorf("op %d (%s) state %s: failed %v, the state it is equivalent to failed %v", p.DiskOp, p.Where, st.Kind, f, want)
+			}
+		}
+	}
+	t.Logf("%d states dropped as equivalent (%d of them failing), %d kept failing", dropped, droppedFailing, keptFailing)
+	if droppedFailing == 0 || dropped == droppedFailing {
+		t.Fatalf("%d dropped, %d failing: want failing and passing ones to compare", dropped, droppedFailing)
 	}
 }
