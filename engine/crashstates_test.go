@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
