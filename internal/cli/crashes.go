@@ -364,12 +364,9 @@ func RunCrashes(ctx context.Context, sp CrashesSpec) (*CrashesReport, error) {
 		if s.Failing > 1 {
 			continue
 		}
-		s.Op, s.Incarnation, s.Kind = j.pt.DiskOp, j.pt.Incarnation, j.st.Kind
-		if r.Failure != nil {
-			s.Reason, s.Signature = r.Failure.Reason, r.Failure.Signature
-		}
+		// The site's first failure is its first distinct one.
+		s.Op, s.Incarnation, s.Kind, s.Reason, s.Signature, s.Plan, s.Replay = f.Op, f.Incarnation, f.Kind, f.Reason, f.Signature, f.Plan, f.Replay
 		if sp.OutDir != "" {
-			s.Plan, s.Replay = f.Plan, f.Replay
 			if sp.Shrink > 0 && len(j.plan.Faults) > 1 {
 				sr, err := sp.Sim.Shrink(ctx, sp.Seed, engine.ShrinkOptions{Plan: j.plan, Workers: workers, Budget: sp.Shrink, Run: run})
 				if err == nil && sr != nil && sr.Plan != nil && len(sr.Plan.Faults) < len(j.plan.Faults) {
