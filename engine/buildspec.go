@@ -10,8 +10,8 @@ func buildSpec(cfg *Config, n NodeConfig) build.Spec {
 	return build.Spec{
 		Dir: cfg.Dir, ConfigPath: cfg.Path,
 		Name: n.Name, Pkg: n.Pkg, Tags: n.Tags, NetOverlay: n.NetOverlay, Patches: n.Patches,
-		Interleave: n.Interleave.On,
-		Coverage:   coverHook(cfg.Coverage),
+		Interleave: n.Interleave.On, InterleaveFileOps: n.Interleave.FileOps,
+		Coverage: coverHook(cfg.Coverage),
 	}
 }
 

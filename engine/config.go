@@ -81,7 +81,8 @@ type NodeConfig struct {
 	// net.Listen, net.Dial and net/http use the simulated network.
 	NetOverlay bool `json:"net_overlay,omitempty"`
 	// Interleave builds the node with a Go runtime in which seedfall chooses, by seed,
-	// which ready goroutine runs next (docs/interleave.md): true, or {"trace": true}.
+	// which ready goroutine runs next (docs/interleave.md): true, or an object such as
+	// {"trace": true, "file_ops": true}.
 	Interleave Interleave `json:"interleave,omitzero"`
 	// Patches are unified diffs (relative to the config's directory) applied to the
 	// node's dependencies at build time through the build overlay.
@@ -282,7 +283,7 @@ func ParseConfig(data []byte) (*Config, error) {
 		case errors.As(err, &te) && te.Type == reflect.TypeFor[DiskFault]():
 			return nil, fmt.Errorf("field %s: want a probability such as 0.05 or an object such as {\"p\": 0.05, \"paths\": [\"/data/wal/*\"], \"ops\": [\"fsync\"]} (fields p, paths, ops), got %s", te.Field, te.Value)
 		case errors.As(err, &te) && te.Type == reflect.TypeFor[Interleave]():
-			return nil, fmt.Errorf("field %s: want true, false or an object such as {\"trace\": true} (field trace), got %s", te.Field, te.Value)
+			return nil, fmt.Errorf("field %s: want true, false or an object such as {\"trace\": true} (fields trace and file_ops), got %s", te.Field, te.Value)
 		case errors.As(err, &te) && te.Type == reflect.TypeFor[Duration]():
 			return nil, fmt.Errorf("field %s: want a duration such as \"250ms\", got %s", te.Field, te.Value)
 		case errors.As(err, &te):

@@ -10,8 +10,9 @@ import (
 // Interleave is a node's "interleave" field: build the node with a Go runtime whose
 // scheduler lets seedfall choose, from a seeded stream of the incarnation's own, which
 // ready goroutine runs next (docs/interleave.md). In the config it is true, false or an
-// object, {"trace": true}. Its fields are On (build the node with the interleaving
-// runtime) and Trace (write a trace line for every choice).
+// object, {"trace": true, "file_ops": true}. Its fields are On (build the node with the
+// interleaving runtime), Trace (write a trace line for every choice) and FileOps (a
+// scheduling point before every operation on an open file).
 type Interleave = interleave.Option
 
 // SchedPick is seedfall.sched_pick: the guest's runtime asks which of its n ready

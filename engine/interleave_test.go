@@ -125,6 +125,8 @@ func TestInterleaveConfig(t *testing.T) {
 		{"false", `false`, Interleave{}, ""},
 		{"object", `{"trace": true}`, Interleave{On: true, Trace: true}, ""},
 		{"empty object", `{}`, Interleave{On: true}, ""},
+		{"file ops", `{"file_ops": true}`, Interleave{On: true, FileOps: true}, ""},
+		{"both", `{"trace": true, "file_ops": true}`, Interleave{On: true, Trace: true, FileOps: true}, ""},
 		{"string", `"yes"`, Interleave{}, `field nodes.interleave: want true, false or an object such as {"trace": true}`},
 		{"unknown field", `{"yield": true}`, Interleave{}, "field nodes.interleave"},
 	} {
@@ -150,6 +152,41 @@ func TestInterleaveConfig(t *testing.T) {
 			var back NodeConfig
 			if err := json.Unmarshal(raw, &back); err != nil || back.Interleave != tc.want {
 				t.Fatalf("round trip %s = %+v, %v", raw, back.Interleave, err)
+			}
+		})
+	}
+}
+
+// TestInterleaveFileOps: the guest of testdata/interleave/fileops acknowledges each
+// record before its fsync returned (a commit loop that answers first, then syncs). On
+// Linux the acknowledger can run while the writer is inside fsync(2); on wasip1 the
+// syscall runs without a switch, so plain interleave never shows it, and file_ops does.
+// The fixed guest (acknowledge after the fsync) passes with file_ops: the negative
+// control.
+func TestInterleaveFileOps(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		config   string
+		wantFail int // seeds of 1-interleaveSeeds that fail
+	}{
+		{"testdata/interleave/fileops.json", interleaveSeeds},
+		{"testdata/interleave/fileops.plain.json", 0},
+		{"testdata/interleave/fileops.fixed.json", 0},
+	} {
+		t.Run(tc.config, func(t *testing.T) {
+			s := prepareT(t, tc.config, PrepareOptions{})
+			failed := 0
+			for seed := uint64(1); seed <= interleaveSeeds; seed++ {
+				r := s.Run(ctx, seed, RunOptions{})
+				switch {
+				case r.Verdict == VerdictFail && strings.Contains(r.Failure.Reason, "acknowledged before its fsync returned"):
+					failed++
+				case r.Verdict != VerdictPass:
+					t.Fatalf("seed %d: verdict %s: %+v", seed, r.Verdict, r.Failure)
+				}
+			}
+			if failed != tc.wantFail {
+				t.Fatalf("%d of seeds 1-%d failed, want %d", failed, interleaveSeeds, tc.wantFail)
 			}
 		})
 	}

@@ -58,6 +58,9 @@ type Spec struct {
 	// Interleave builds the node with the runtime of internal/interleave, whose
 	// scheduler asks the host which ready goroutine runs next.
 	Interleave bool
+	// InterleaveFileOps adds the scheduling point before each file operation
+	// (interleave's FileOps).
+	InterleaveFileOps bool
 	// Coverage, when set, builds the node with coverage instrumentation (the
 	// config's "coverage"): its flags, and the hook file of internal/cover in the
 	// overlay.
@@ -242,7 +245,7 @@ func writeOverlay(n Spec) (ovPath, modfile string, err error) {
 		replace[orig] = repl
 	}
 	if n.Interleave {
-		files, err := interleave.WriteOverlay(filepath.Join(dir, "interleave"), root)
+		files, err := interleave.WriteOverlay(filepath.Join(dir, "interleave"), root, n.InterleaveFileOps)
 		if err != nil {
 			return "", "", fmt.Errorf("build node %q: %w", n.Name, err)
 		}

@@ -127,7 +127,7 @@ func inputsKey(n Spec, args []string) (string, error) {
 		writeField(h, "coverage", []byte(cover.Fingerprint()))
 	}
 	if n.Interleave {
-		writeField(h, "interleave", []byte(interleave.Fingerprint()))
+		writeField(h, "interleave", []byte(interleave.Fingerprint(n.InterleaveFileOps)))
 	}
 	for _, p := range n.Patches {
 		data, err := os.ReadFile(filepath.Join(n.Dir, p))

@@ -54,7 +54,7 @@ func TestWriteOverlay(t *testing.T) {
 	if err != nil || !supported(v) {
 		t.Skipf("the test toolchain (%q, %v) is not %s", v, err, GoVersion)
 	}
-	files, err := WriteOverlay(t.TempDir(), goroot)
+	files, err := WriteOverlay(t.TempDir(), goroot, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,6 +91,44 @@ func TestWriteOverlay(t *testing.T) {
 	}
 }
 
+// TestWriteOverlayFileOps: with fileOps the overlay also replaces fd_mutex.go, whose
+// incref, readLock and writeLock first call seedfallFileOp, and adds the internal/poll
+// file that declares it; the fingerprint differs, so such a build is cached apart.
+func TestWriteOverlayFileOps(t *testing.T) {
+	goroot, _ := realProc(t)
+	v, err := Version(goroot)
+	if err != nil || !supported(v) {
+		t.Skipf("the test toolchain (%q, %v) is not %s", v, err, GoVersion)
+	}
+	files, err := WriteOverlay(t.TempDir(), goroot, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pollRepl := files[filepath.Join(goroot, filepath.FromSlash(PollFile))]
+	pollAdd := files[filepath.Join(goroot, filepath.FromSlash(PollAddedFile))]
+	if len(files) != 4 || pollRepl == "" || pollAdd == "" {
+		t.Fatalf("overlay entries %v", files)
+	}
+	patched, err := os.ReadFile(pollRepl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(patched), "seedfallFileOp(fd.isFile)"); n != 3 {
+		t.Fatalf("patched fd_mutex.go calls seedfallFileOp %d times, want 3", n)
+	}
+	added, err := os.ReadFile(pollAdd)
+	if err != nil || !strings.Contains(string(added), "func runtime_seedfallFileOp()") {
+		t.Fatalf("the added internal/poll file does not declare runtime_seedfallFileOp (%v)", err)
+	}
+	if Fingerprint(true) == Fingerprint(false) {
+		t.Fatal("the fingerprint does not tell file_ops builds apart")
+	}
+	// An fd_mutex.go the edits do not fit is refused, naming the file.
+	if _, err := patch([]byte("package poll\n"), PollFile, pollEdits, goroot, v); err == nil || !strings.Contains(err.Error(), PollFile) {
+		t.Fatalf("patch of a foreign fd_mutex.go = %v, want an error naming %s", err, PollFile)
+	}
+}
+
 // TestUnsupportedGo: a toolchain of another series, one without a VERSION, or a proc.go
 // the edit does not fit gets a *VersionError that names the versions; the build never
 // goes on with an unpatched runtime.
@@ -111,7 +149,7 @@ func TestUnsupportedGo(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			root := fakeGOROOT(t, tc.version, tc.proc)
 			dir := t.TempDir()
-			files, err := WriteOverlay(dir, root)
+			files, err := WriteOverlay(dir, root, false)
 			var ve *VersionError
 			if !errors.As(err, &ve) {
 				t.Fatalf("WriteOverlay = %v, %v; want a *VersionError", files, err)
@@ -128,7 +166,7 @@ func TestUnsupportedGo(t *testing.T) {
 	}
 	// Negative control: the same fake GOROOT with a supported version and the real
 	// proc.go is accepted.
-	if _, err := WriteOverlay(t.TempDir(), fakeGOROOT(t, "go1.26.3", src)); err != nil {
+	if _, err := WriteOverlay(t.TempDir(), fakeGOROOT(t, "go1.26.3", src), false); err != nil {
 		t.Fatalf("a go1.26 GOROOT with the real proc.go: %v", err)
 	}
 }
