@@ -47,6 +47,8 @@ type patchCase struct {
 // is missing, so a new patch cannot skip this suite.
 var cases = []patchCase{
 	{example: "buntdb", patch: "shrink-fsync.patch"},
+	{example: "diskqueue", patch: "fix-missing-metadata.patch"},
+	{example: "diskqueue", patch: "fix-sync-before-ack.patch"},
 	{example: "diskv", patch: "fix-dir-sync.patch"},
 	{example: "etcdraft", patch: "snap-save-fsync-dir.patch"},
 	{example: "etcdraft", patch: "wal-create-fsync-dir.patch"},
