@@ -7,19 +7,13 @@
 package kvcheck
 
 import (
-	"bufio"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net"
 	"os"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/seedfall/seedfall/sim"
 )
 
 const (
@@ -55,20 +49,17 @@ func Main() {
 }
 
 type client struct {
-	conn net.Conn
-	r    *bufio.Reader
+	Conn
 	// acked holds, per key, the value of the last acknowledged PUT; maybe the values of
 	// attempts that got no reply, which the server may have applied.
-	acked   map[string]string
-	maybe   map[string][]string
-	retries int
-	short   func(string) string
-	// readBack turns on the read-back after a reconnection; reconnected is set by each
-	// connection but the first and cleared once every acknowledged key was read back.
-	readBack    bool
-	connected   bool
-	reconnected bool
-	readBacks   int
+	acked map[string]string
+	maybe map[string][]string
+	short func(string) string
+	// readBack turns on the read-back after a reconnection; readBackDials is the
+	// connection count when every acknowledged key was last read back.
+	readBack      bool
+	readBackDials int
+	readBacks     int
 }
 
 // put sets key to the value valueOf gives for each attempt, retrying on a new
@@ -77,7 +68,7 @@ func (c *client) put(key string, valueOf func(attempt int) string) {
 	for attempt := 0; ; attempt++ {
 		c.readBackAfterReconnect()
 		value := valueOf(attempt)
-		reply, sent, err := c.request("PUT " + key + " " + value)
+		reply, sent, err := c.Request("PUT " + key + " " + value)
 		if err == nil && reply == "OK" {
 			c.acked[key] = value
 			return
@@ -85,18 +76,18 @@ func (c *client) put(key string, valueOf func(attempt int) string) {
 		if sent && !slices.Contains(c.maybe[key], value) {
 			c.maybe[key] = append(c.maybe[key], value)
 		}
-		c.retry(err, reply)
+		c.Retry(err, reply)
 	}
 }
 
 // get returns the server's answer to GET key: "VAL value" or "NONE".
 func (c *client) get(key string) string {
 	for {
-		reply, _, err := c.request("GET " + key)
+		reply, _, err := c.Request("GET " + key)
 		if err == nil && (reply == "NONE" || strings.HasPrefix(reply, "VAL ")) {
 			return reply
 		}
-		c.retry(err, reply)
+		c.Retry(err, reply)
 	}
 }
 
@@ -108,11 +99,11 @@ func (c *client) readBackAfterReconnect() {
 	if !c.readBack {
 		return
 	}
-	if c.conn == nil {
-		c.connect()
-	}
-	for c.reconnected {
-		c.reconnected = false
+	c.Connect()
+	// Every connection but the first is a reconnection; one made during the read-back
+	// makes it start over.
+	for c.Dials > 1 && c.readBackDials != c.Dials {
+		c.readBackDials = c.Dials
 		c.readBacks++
 		c.check(" (read back after reconnecting, before the next write)")
 	}
@@ -137,63 +128,4 @@ func (c *client) check(when string) {
 		fmt.Printf("acknowledged write lost: %s=%s, server now answers %q%s\n", k, c.short(c.acked[k]), c.short(reply), when)
 		os.Exit(1)
 	}
-}
-
-// request sends one line and reads one reply line. sent reports whether the request
-// may have reached the server.
-func (c *client) request(line string) (reply string, sent bool, err error) {
-	if c.conn == nil {
-		c.connect()
-	}
-	if err := c.conn.SetDeadline(time.Now().Add(requestTimeout)); err != nil {
-		c.drop()
-		return "", false, err
-	}
-	if _, err := io.WriteString(c.conn, line+"\n"); err != nil {
-		c.drop()
-		return "", true, err
-	}
-	reply, err = c.r.ReadString('\n')
-	if err != nil {
-		c.drop()
-		return "", true, err
-	}
-	return strings.TrimSuffix(reply, "\n"), true, nil
-}
-
-// connect dials until it succeeds; the engine's time horizon bounds the wait.
-func (c *client) connect() {
-	for {
-		conn, err := sim.DialTimeout("tcp", serverAddr, dialTimeout)
-		if err == nil {
-			c.conn, c.r = conn, bufio.NewReader(conn)
-			c.reconnected = c.connected
-			c.connected = true
-			return
-		}
-		time.Sleep(redialDelay)
-	}
-}
-
-func (c *client) drop() {
-	if c.conn != nil {
-		c.conn.Close()
-		c.conn, c.r = nil, nil
-	}
-}
-
-func (c *client) retry(err error, reply string) {
-	c.retries++
-	if err == nil {
-		if c.retries <= 3 {
-			fmt.Printf("server answered %q; retrying\n", reply)
-		}
-		time.Sleep(redialDelay)
-		return
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return
-	}
-	time.Sleep(redialDelay)
 }

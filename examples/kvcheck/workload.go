@@ -31,7 +31,7 @@ type Workload struct {
 
 // Run runs w against the server and exits 1 at the first acknowledged write lost.
 func Run(w Workload) {
-	c := &client{acked: map[string]string{}, maybe: map[string][]string{}, short: w.Short, readBack: w.ReadBack}
+	c := &client{Conn: Conn{Addr: serverAddr}, acked: map[string]string{}, maybe: map[string][]string{}, short: w.Short, readBack: w.ReadBack}
 	if c.short == nil {
 		c.short = func(s string) string { return s }
 	}
@@ -52,8 +52,8 @@ func Run(w Workload) {
 	}
 	c.check("")
 	if w.ReadBack {
-		fmt.Printf("ok: %d keys checked after %d puts (%d retries, %d read-backs after a reconnection)\n", len(c.acked), w.Puts, c.retries, c.readBacks)
+		fmt.Printf("ok: %d keys checked after %d puts (%d retries, %d read-backs after a reconnection)\n", len(c.acked), w.Puts, c.Retries, c.readBacks)
 		return
 	}
-	fmt.Printf("ok: %d keys checked after %d puts (%d retries)\n", len(c.acked), w.Puts, c.retries)
+	fmt.Printf("ok: %d keys checked after %d puts (%d retries)\n", len(c.acked), w.Puts, c.Retries)
 }

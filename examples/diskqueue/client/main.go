@@ -13,26 +13,16 @@
 package main
 
 import (
-	"bufio"
-	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/seedfall/seedfall/sim"
-)
-
-const (
-	serverAddr     = "server:7000"
-	dialTimeout    = time.Second
-	redialDelay    = 50 * time.Millisecond
-	requestTimeout = 2 * time.Second
+	"github.com/seedfall/seedfall/examples/kvcheck"
 )
 
 func main() {
@@ -40,11 +30,11 @@ func main() {
 	consumeEvery := flag.Int("consume-every", 3, "consume two messages after every `n` publishes")
 	pad := flag.Int("pad", 40, "payloads get a random padding of 0 to `n` bytes")
 	flag.Parse()
-	c := &client{acked: map[string]int{}, sent: map[string]int{}, delivered: map[string]bool{}, last: -1}
+	c := &client{Conn: kvcheck.Conn{Addr: "server:7000"}, acked: map[string]int{}, sent: map[string]int{}, delivered: map[string]bool{}, last: -1}
 	for i := range *msgs {
 		for attempt := 0; ; attempt++ {
 			p := fmt.Sprintf("m%d.%d-%s", i, attempt, strings.Repeat(string(rune('a'+i%26)), rand.IntN(*pad+1)))
-			reply, sent, err := c.request("PUB " + p)
+			reply, sent, err := c.Request("PUB " + p)
 			if sent {
 				c.sent[p] = i
 			}
@@ -53,7 +43,7 @@ func main() {
 				c.order = append(c.order, p)
 				break
 			}
-			c.retry(err, reply)
+			c.Retry(err, reply)
 		}
 		if (i+1)%*consumeEvery == 0 {
 			c.next()
@@ -72,27 +62,27 @@ func main() {
 }
 
 type client struct {
-	conn net.Conn
-	r    *bufio.Reader
+	kvcheck.Conn
 	// sent maps every payload that may have reached the server to its message number,
 	// acked the acknowledged ones; order lists those in publish order.
 	sent  map[string]int
 	acked map[string]int
 	order []string
 	// delivered holds the payloads NEXT returned; last is the message number of the
-	// latest one (-1: none yet), unanswered the NEXTs without a reply since then, and
-	// excused the acknowledged payloads those NEXTs may have consumed unseen.
+	// latest one (-1: none yet), unanswered the NEXTs without a reply since then (and
+	// lostNexts in all), and excused the acknowledged payloads those NEXTs may have
+	// consumed unseen.
 	delivered  map[string]bool
 	last       int
 	unanswered int
+	lostNexts  int
 	excused    []string
-	retries    int
 }
 
 // next asks for the next message and reports whether there was one.
 func (c *client) next() bool {
 	for {
-		reply, sent, err := c.request("NEXT")
+		reply, sent, err := c.Request("NEXT")
 		if err == nil && reply == "EMPTY" {
 			return false
 		}
@@ -113,9 +103,10 @@ func (c *client) next() bool {
 		}
 		if sent && err != nil {
 			c.unanswered++
+			c.lostNexts++
 			c.excuse()
 		}
-		c.retry(err, reply)
+		c.Retry(err, reply)
 	}
 }
 
@@ -141,7 +132,7 @@ func (c *client) check() {
 			os.Exit(1)
 		}
 	}
-	fmt.Printf("ok: %d acknowledged messages delivered (%d unanswered NEXTs excused %d, %d retries)\n", len(c.order), len(c.excused), len(c.excused), c.retries)
+	fmt.Printf("ok: %d acknowledged messages delivered (%d unanswered NEXTs excused %d of them, %d retries)\n", len(c.order), c.lostNexts, len(c.excused), c.Retries)
 }
 
 func short(p string) string {
@@ -149,58 +140,4 @@ func short(p string) string {
 		return p[:16] + "…"
 	}
 	return p
-}
-
-// request sends one line and reads one reply line; sent reports whether the request
-// may have reached the server.
-func (c *client) request(line string) (reply string, sent bool, err error) {
-	if c.conn == nil {
-		c.connect()
-	}
-	if err := c.conn.SetDeadline(time.Now().Add(requestTimeout)); err != nil {
-		c.drop()
-		return "", false, err
-	}
-	if _, err := c.conn.Write([]byte(line + "\n")); err != nil {
-		c.drop()
-		return "", true, err
-	}
-	reply, err = c.r.ReadString('\n')
-	if err != nil {
-		c.drop()
-		return "", true, err
-	}
-	return strings.TrimSuffix(reply, "\n"), true, nil
-}
-
-// connect dials until it succeeds; the engine's horizon bounds the wait.
-func (c *client) connect() {
-	for {
-		conn, err := sim.DialTimeout("tcp", serverAddr, dialTimeout)
-		if err == nil {
-			c.conn, c.r = conn, bufio.NewReader(conn)
-			return
-		}
-		time.Sleep(redialDelay)
-	}
-}
-
-func (c *client) drop() {
-	if c.conn != nil {
-		c.conn.Close()
-		c.conn, c.r = nil, nil
-	}
-}
-
-func (c *client) retry(err error, reply string) {
-	c.retries++
-	var ne net.Error
-	if err == nil {
-		if c.retries <= 3 {
-			fmt.Printf("server answered %q; retrying\n", reply)
-		}
-	} else if errors.As(err, &ne) && ne.Timeout() {
-		return
-	}
-	time.Sleep(redialDelay)
 }
