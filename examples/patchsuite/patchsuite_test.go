@@ -50,6 +50,7 @@ var cases = []patchCase{
 	{example: "diskqueue", patch: "fix-missing-metadata.patch"},
 	{example: "diskqueue", patch: "fix-sync-before-ack.patch"},
 	{example: "diskv", patch: "fix-dir-sync.patch"},
+	{example: "dque", patch: "fix-dir-sync.patch"},
 	{example: "dque", patch: "fix-only-segment.patch"},
 	{example: "dque", patch: "fix-torn-record.patch"},
 	{example: "dque", patch: "wasip1-flock.patch", port: "removes flock(2) from gofrs/flock: its lock tests would fail by design"},
