@@ -1,10 +1,8 @@
-// Command server wraps github.com/nsqio/go-diskqueue (nsqd's on-disk queue) behind a
-// line protocol, so that seedfall can crash it mid-write and check that every message
-// the queue accepted is delivered:
-//
-//	PUB payload\n  ->  OK\n             (once Put(payload) returned nil)
-//	NEXT\n         ->  MSG "payload"\n  (the message read from ReadChan, Go-quoted)
-//	                   EMPTY\n          (nothing to read for 200 ms)
+// Command server wraps github.com/nsqio/go-diskqueue (nsqd's on-disk queue) behind the
+// line protocol of examples/kvcheck/queuecheck, so that seedfall can crash it mid-write
+// and check that every message the queue accepted is delivered: PUB answers OK once
+// Put(payload) returned nil, NEXT a message read from ReadChan, or EMPTY when there was
+// nothing to read for 200 ms.
 //
 // The queue is opened with its strongest setting: syncEvery 1, "number of writes per
 // fsync", the value of nsqd's --sync-every that asks for an fsync after every message.
@@ -15,19 +13,14 @@
 package main
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
-	"io"
-	"net"
 	"os"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	diskqueue "github.com/nsqio/go-diskqueue"
 	"github.com/seedfall/seedfall/examples/kvcheck"
+	"github.com/seedfall/seedfall/examples/kvcheck/queuecheck"
 	"github.com/seedfall/seedfall/sim"
 )
 
@@ -63,58 +56,22 @@ func run(addr, dir string, maxBytes, syncEvery int64) error {
 	if err != nil {
 		return err
 	}
-	s := &server{q: q}
-	for {
-		conn, err := ln.Accept()
-		if err != nil {
-			return err
-		}
-		go s.serve(conn)
-	}
+	return queuecheck.Serve(ln, queue{q})
 }
 
-type server struct {
-	q  diskqueue.Interface
-	mu sync.Mutex // one request at a time: NEXT's wait must not take a message another connection published after it
-}
+// queue puts the library behind examples/kvcheck/queuecheck's protocol.
+type queue struct{ q diskqueue.Interface }
 
-func (s *server) serve(conn net.Conn) {
-	defer conn.Close()
-	r := bufio.NewReader(conn)
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return
-		}
-		s.mu.Lock()
-		reply := s.handle(strings.TrimSuffix(line, "\n"))
-		s.mu.Unlock()
-		if _, err := io.WriteString(conn, reply); err != nil {
-			return
-		}
-	}
-}
+func (q queue) Publish(p string) error { return q.q.Put([]byte(p)) }
 
-func (s *server) handle(line string) string {
-	cmd, arg, _ := strings.Cut(line, " ")
-	switch cmd {
-	case "PUB":
-		if arg == "" {
-			return "ERR usage: PUB payload\n"
-		}
-		if err := s.q.Put([]byte(arg)); err != nil {
-			return "ERR " + strings.ReplaceAll(err.Error(), "\n", " ") + "\n"
-		}
-		return "OK\n"
-	case "NEXT":
-		t := time.NewTimer(emptyWait)
-		defer t.Stop()
-		select {
-		case m := <-s.q.ReadChan():
-			return "MSG " + strconv.Quote(string(m)) + "\n"
-		case <-t.C:
-			return "EMPTY\n"
-		}
+// Next waits up to emptyWait for a message from ReadChan.
+func (q queue) Next() (string, bool, error) {
+	t := time.NewTimer(emptyWait)
+	defer t.Stop()
+	select {
+	case m := <-q.q.ReadChan():
+		return string(m), true, nil
+	case <-t.C:
+		return "", false, nil
 	}
-	return "ERR unknown command\n"
 }

@@ -1,11 +1,8 @@
 // Command server wraps github.com/joncrlsn/dque (a durable FIFO queue of gob-encoded
-// items in segment files) behind the line protocol of examples/diskqueue, so that
-// seedfall can crash it mid-write and check that every item the queue accepted is
-// delivered:
-//
-//	PUB payload\n  ->  OK\n             (once Enqueue returned nil)
-//	NEXT\n         ->  MSG "payload"\n  (the item Dequeue returned, Go-quoted)
-//	                   EMPTY\n          (Dequeue returned dque.ErrEmpty)
+// items in segment files) behind the line protocol of examples/kvcheck/queuecheck, so
+// that seedfall can crash it mid-write and check that every item the queue accepted is
+// delivered: PUB answers OK once Enqueue returned nil, NEXT the item Dequeue returned,
+// or EMPTY when Dequeue returned dque.ErrEmpty.
 //
 // The queue runs in its default safe mode, in which every Enqueue and Dequeue fsyncs
 // the segment file before it returns; segments hold 10 items (-per-segment), so that a
@@ -15,19 +12,14 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"net"
 	"os"
-	"strconv"
-	"strings"
-	"sync"
 
 	"github.com/joncrlsn/dque"
 	"github.com/seedfall/seedfall/examples/kvcheck"
+	"github.com/seedfall/seedfall/examples/kvcheck/queuecheck"
 	"github.com/seedfall/seedfall/sim"
 )
 
@@ -65,60 +57,21 @@ func run(addr, dir string, perSegment int, turbo bool) error {
 	if err != nil {
 		return err
 	}
-	s := &server{q: q}
-	for {
-		conn, err := ln.Accept()
-		if err != nil {
-			return err
-		}
-		go s.serve(conn)
+	return queuecheck.Serve(ln, queue{q})
+}
+
+// queue puts the library behind examples/kvcheck/queuecheck's protocol.
+type queue struct{ q *dque.DQue }
+
+func (q queue) Publish(p string) error { return q.q.Enqueue(&item{Payload: p}) }
+
+func (q queue) Next() (string, bool, error) {
+	v, err := q.q.Dequeue()
+	switch {
+	case errors.Is(err, dque.ErrEmpty):
+		return "", false, nil
+	case err != nil:
+		return "", false, err
 	}
+	return v.(*item).Payload, true, nil
 }
-
-type server struct {
-	q  *dque.DQue
-	mu sync.Mutex // one request at a time, as the diskqueue server
-}
-
-func (s *server) serve(conn net.Conn) {
-	defer conn.Close()
-	r := bufio.NewReader(conn)
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return
-		}
-		s.mu.Lock()
-		reply := s.handle(strings.TrimSuffix(line, "\n"))
-		s.mu.Unlock()
-		if _, err := io.WriteString(conn, reply); err != nil {
-			return
-		}
-	}
-}
-
-func (s *server) handle(line string) string {
-	cmd, arg, _ := strings.Cut(line, " ")
-	switch cmd {
-	case "PUB":
-		if arg == "" {
-			return "ERR usage: PUB payload\n"
-		}
-		if err := s.q.Enqueue(&item{Payload: arg}); err != nil {
-			return "ERR " + oneLine(err) + "\n"
-		}
-		return "OK\n"
-	case "NEXT":
-		v, err := s.q.Dequeue()
-		if errors.Is(err, dque.ErrEmpty) {
-			return "EMPTY\n"
-		}
-		if err != nil {
-			return "ERR " + oneLine(err) + "\n"
-		}
-		return "MSG " + strconv.Quote(v.(*item).Payload) + "\n"
-	}
-	return "ERR unknown command\n"
-}
-
-func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", " ") }
