@@ -12,7 +12,6 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -20,13 +19,14 @@ import (
 	"time"
 
 	diskqueue "github.com/nsqio/go-diskqueue"
+	"github.com/seedfall/seedfall/examples/nativerun/straced"
 )
 
 const messages = 200
 
 func main() {
-	if len(os.Args) == 3 && os.Args[1] == "child" {
-		q := diskqueue.New("q", os.Args[2], 1<<20, 1, 1024, 1, time.Second, func(diskqueue.LogLevel, string, ...any) {})
+	if args, ok := straced.Child(); ok {
+		q := diskqueue.New("q", args[0], 1<<20, 1, 1024, 1, time.Second, func(diskqueue.LogLevel, string, ...any) {})
 		for n := 1; n <= messages; n++ {
 			if err := q.Put([]byte(fmt.Sprintf("message %d", n))); err != nil {
 				fmt.Fprintln(os.Stderr, err)
@@ -55,17 +55,12 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
 	trace := filepath.Join(dir, "strace.out")
 	data := filepath.Join(dir, "queue")
 	if err := os.Mkdir(data, 0o755); err != nil {
 		return err
 	}
-	cmd := exec.Command("strace", "-f", "-y", "-qq", "-o", trace, "-e", "trace=write,fsync", self, "child", data)
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := straced.Run([]string{"-y", "-o", trace, "-e", "trace=write,fsync"}, data); err != nil {
 		return fmt.Errorf("strace: %v\n%s", err, out)
 	}
 	f, err := os.Open(trace)

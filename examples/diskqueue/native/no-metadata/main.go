@@ -16,13 +16,13 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	diskqueue "github.com/nsqio/go-diskqueue"
+	"github.com/seedfall/seedfall/examples/nativerun/straced"
 )
 
 const first = "m0-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
@@ -39,8 +39,8 @@ func open(dir string) diskqueue.Interface {
 }
 
 func main() {
-	if len(os.Args) == 3 && os.Args[1] == "child" {
-		q := open(os.Args[2])
+	if args, ok := straced.Child(); ok {
+		q := open(args[0])
 		err := q.Put([]byte(first))
 		// The ioLoop renames the metadata into place after Put returns; the SIGKILL
 		// comes there. Reaching the end means strace did not kill us.
@@ -60,15 +60,8 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	renames := "rename,renameat,renameat2"
-	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace="+renames,
-		"-e", "inject="+renames+":signal=KILL:when=1", self, "child", dir)
-	out, err := cmd.CombinedOutput()
-	fmt.Printf("child put %q and was killed at its first rename: %v %s\n", first, err, strings.TrimSpace(string(out)))
+	out, err := straced.Run(straced.KillAt("rename,renameat,renameat2", 1), dir)
+	fmt.Printf("child put %q and was killed at its first rename: %v %s\n", first, err, strings.TrimSpace(out))
 	fmt.Printf("on disk: %s\n", listing(dir))
 
 	q := open(dir)

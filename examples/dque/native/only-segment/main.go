@@ -14,10 +14,10 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 
 	"github.com/joncrlsn/dque"
+	"github.com/seedfall/seedfall/examples/nativerun/straced"
 )
 
 type item struct{ Payload string }
@@ -27,8 +27,8 @@ func builder() any { return &item{} }
 var items = []string{"m0", "m1", "m2"}
 
 func main() {
-	if len(os.Args) == 3 && os.Args[1] == "child" {
-		q, err := dque.NewOrOpen("q", os.Args[2], 3, builder)
+	if args, ok := straced.Child(); ok {
+		q, err := dque.NewOrOpen("q", args[0], 3, builder)
 		if err != nil {
 			fmt.Println(err)
 			os.Exit(2)
@@ -63,15 +63,8 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	unlinks := "unlink,unlinkat"
-	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace="+unlinks,
-		"-e", "inject="+unlinks+":signal=KILL:when=1", self, "child", dir)
-	out, err := cmd.CombinedOutput()
-	fmt.Printf("child: %s, killed at its first unlink: %v\n", strings.TrimSpace(string(out)), err)
+	out, err := straced.Run(straced.KillAt("unlink,unlinkat", 1), dir)
+	fmt.Printf("child: %s, killed at its first unlink: %v\n", strings.TrimSpace(out), err)
 	for i := 1; i <= 2; i++ {
 		q, err := dque.Open("q", dir, 3, builder)
 		if err != nil {

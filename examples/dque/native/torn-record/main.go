@@ -17,13 +17,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/joncrlsn/dque"
+	"github.com/seedfall/seedfall/examples/nativerun/straced"
 )
 
 type item struct{ Payload string }
@@ -35,10 +35,10 @@ var acked = []string{"m0-aaaa", "m1-bbbb", "m2-cccc"}
 const killed = "m3-dddd"
 
 func main() {
-	if len(os.Args) == 3 && os.Args[1] == "child" {
+	if args, ok := straced.Child(); ok {
 		// strace counts syscalls per thread: keep every write to the segment on one.
 		runtime.LockOSThread()
-		q, err := dque.NewOrOpen("q", os.Args[2], 10, builder)
+		q, err := dque.NewOrOpen("q", args[0], 10, builder)
 		if err != nil {
 			fmt.Println(err)
 			os.Exit(2)
@@ -65,16 +65,10 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
 	seg := filepath.Join(dir, "q", "0000000000001.dque")
 	// -P: count only the writes to the segment file (not the child's own output).
-	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", seg, "-e", "trace=write",
-		"-e", "inject=write:signal=KILL:when=8", self, "child", dir)
-	out, err := cmd.CombinedOutput()
-	fmt.Printf("child: %s; %v\n", strings.Join(strings.Split(strings.TrimSpace(string(out)), "\n"), "; "), err)
+	out, err := straced.Run(append([]string{"-P", seg}, straced.KillAt("write", 8)...), dir)
+	fmt.Printf("child: %s; %v\n", strings.Join(strings.Split(strings.TrimSpace(out), "\n"), "; "), err)
 	if fi, err := os.Stat(seg); err == nil {
 		fmt.Printf("on disk: %s (%d bytes)\n", filepath.Base(seg), fi.Size())
 	}
