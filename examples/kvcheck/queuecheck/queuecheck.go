@@ -1,11 +1,11 @@
-// Package queuecheck is the workload of the queue examples (examples/diskqueue,
-// examples/dque), whose servers speak one line protocol:
+// Package queuecheck is the line protocol of the queue examples (examples/diskqueue,
+// examples/dque): Serve puts a queue behind it, and Main is the workload that checks it.
 //
 //	PUB payload\n  ->  OK\n             (the queue accepted it)
 //	NEXT\n         ->  MSG "payload"\n  (the next message, Go-quoted; the queue forgets it)
 //	                   EMPTY\n          (nothing to read)
 //
-// It publishes messages, consumes some as it goes, drains the queue at the end, and
+// Main publishes messages, consumes some as it goes, drains the queue at the end, and
 // exits 1 with a line that starts "acknowledged message lost:" when a message the
 // server acknowledged was never delivered.
 //
