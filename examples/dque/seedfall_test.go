@@ -2,6 +2,7 @@ package dque_test
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,6 +14,17 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(exampletest.Main(m)) }
 
+// replayPlan replays plan on seed with the unpatched config, which must fail with every
+// one of want, and with the patched config, which must pass.
+func replayPlan(t *testing.T, plan string, seed int, config, fixed string, want ...string) {
+	t.Helper()
+	s := strconv.Itoa(seed)
+	code, out := exampletest.Run(t, "replay", "-c", config, "-seed", s, "-faults", plan)
+	exampletest.WantFail(t, code, out, want...)
+	code, out = exampletest.Run(t, "replay", "-q", "-c", fixed, "-seed", s, "-faults", plan)
+	exampletest.WantPass(t, code, out)
+}
+
 // Finding 28: a crash inside Enqueue, after the item's 4-byte length was written and
 // before its bytes were, leaves a segment that ends in a length without its record:
 // every later Open fails with ErrCorruptedSegment, and the acknowledged items in the
@@ -20,13 +32,10 @@ func TestMain(m *testing.M) { os.Exit(exampletest.Main(m)) }
 // last segment), the queue opens and delivers them. The plan is a timed crash that
 // lands between the two writes.
 func TestTornRecordFailsOpen(t *testing.T) {
-	const plan = "plans/torn-record.faults.json"
-	code, out := exampletest.Run(t, "replay", "-c", "seedfall.json", "-seed", "1", "-faults", plan)
-	exampletest.WantFail(t, code, out, "server#2 crashed: exit_code(1): open the queue:",
+	replayPlan(t, "plans/torn-record.faults.json", 1, "seedfall.json", "seedfall.fixed.json",
+		"server#2 crashed: exit_code(1): open the queue:",
 		"segment file /data/q/0000000000001.dque is corrupted: error reading gob data from file: EOF",
 		"server#1 disk #6 write /data/q/0000000000001.dque @0+4 at joncrlsn/dque@v0.0.0-20241024143830-7723fd131a64/segment.go:233")
-	code, out = exampletest.Run(t, "replay", "-q", "-c", "seedfall.fixed.json", "-seed", "1", "-faults", plan)
-	exampletest.WantPass(t, code, out)
 }
 
 // Finding 29: a crash inside the Dequeue that takes the last item of the queue's only
@@ -37,12 +46,9 @@ func TestTornRecordFailsOpen(t *testing.T) {
 // crashes` found at op 31 of the 16th incarnation) crashes the server during the drain
 // at the end, right after the removal record of segment 15's last item.
 func TestOnlySegmentFailsOpen(t *testing.T) {
-	const plan = "plans/only-segment.faults.json"
-	code, out := exampletest.Run(t, "replay", "-c", "seedfall.json", "-seed", "1", "-faults", plan)
-	exampletest.WantFail(t, code, out, "server#12 crashed: exit_code(1): open the queue: unable to create queue segment in /data/q: file does not exist: /data/q/0000000000016.dque",
+	replayPlan(t, "plans/only-segment.faults.json", 1, "seedfall.json", "seedfall.fixed.json",
+		"server#12 crashed: exit_code(1): open the queue: unable to create queue segment in /data/q: file does not exist: /data/q/0000000000016.dque",
 		"server#11 disk #30 write /data/q/0000000000015.dque @727+4 at joncrlsn/dque@v0.0.0-20241024143830-7723fd131a64/segment.go:191")
-	code, out = exampletest.Run(t, "replay", "-q", "-c", "seedfall.fixed.json", "-seed", "1", "-faults", plan)
-	exampletest.WantPass(t, code, out)
 }
 
 // Both findings, found systematically by `seedfall crashes` over two windows of seed 1's
@@ -72,12 +78,9 @@ func TestCrashStatesFindBoth(t *testing.T) {
 // items: the queue directory's name was never made durable, and the restart finds an
 // empty queue. Patched (fsync the directory after each), it passes.
 func TestStrictDirsLoseTheQueue(t *testing.T) {
-	const plan = "plans/strict-new-segment.faults.json"
-	code, out := exampletest.Run(t, "replay", "-c", "seedfall.strict.json", "-seed", "2", "-faults", plan)
-	exampletest.WantFail(t, code, out, "server#2 disk #1 mkdir /data/q at joncrlsn/dque@v0.0.0-20241024143830-7723fd131a64/queue.go:86",
+	replayPlan(t, "plans/strict-new-segment.faults.json", 2, "seedfall.strict.json", "seedfall.strict.fixed.json",
+		"server#2 disk #1 mkdir /data/q at joncrlsn/dque@v0.0.0-20241024143830-7723fd131a64/queue.go:86",
 		"acknowledged message lost: m4.0-eeeeeeeeeee… (message 5 of 150 acknowledged, never delivered)")
-	code, out = exampletest.Run(t, "replay", "-q", "-c", "seedfall.strict.fixed.json", "-seed", "2", "-faults", plan)
-	exampletest.WantPass(t, code, out)
 }
 
 // The patched queue passes random sweeps of crashes, kills and torn writes, with and
