@@ -1,7 +1,9 @@
 # The seedfall action's image: the Go toolchain (the action compiles the user's packages
 # to wasip1) and the seedfall binary, with the standard library's wasip1 build warmed so
-# the first sweep does not pay for it.
-FROM golang:1.26-bookworm
+# the first sweep does not pay for it. The image's Go is the newest release; a repository
+# whose go.mod has a toolchain line gets that release fetched by the go command
+# (docs/action.md, "Which Go builds the nodes").
+FROM golang:1.27-bookworm
 
 # GitHub runs the container with HOME=/github/home, which would hide a cache under
 # /root: pin the build cache to a path inside the image.

@@ -298,8 +298,10 @@ func parseDockerfile(t *testing.T, path string) []dockerInstr {
 	return out
 }
 
-// TestDockerfile: a golang:1.26 base, the binary built from ./cmd/seedfall, the
-// wasip1 standard library warmed, and an exec-form entrypoint `seedfall ci`.
+// TestDockerfile: a base of the newest Go release seedfall supports (go1.27; a
+// repository that pins another with a toolchain line gets it fetched, ci.GoToolchain),
+// the binary built from ./cmd/seedfall, the wasip1 standard library warmed, and an
+// exec-form entrypoint `seedfall ci`.
 func TestDockerfile(t *testing.T) {
 	path := filepath.Join(repoRoot(t), "Dockerfile")
 	ins := parseDockerfile(t, path)
@@ -310,8 +312,8 @@ func TestDockerfile(t *testing.T) {
 			break
 		}
 	}
-	if first == nil || first.cmd != "FROM" || first.args != "golang:1.26-bookworm" {
-		t.Fatalf("first instruction %+v, want FROM golang:1.26-bookworm", first)
+	if first == nil || first.cmd != "FROM" || first.args != "golang:1.27-bookworm" {
+		t.Fatalf("first instruction %+v, want FROM golang:1.27-bookworm", first)
 	}
 	var runs []string
 	var entry []dockerInstr

@@ -40,6 +40,17 @@ type Baseline struct {
 	Provenance *engine.Provenance `json:"provenance,omitempty"`
 }
 
+// entryGo is the Go release e's seeds were recorded with: its own, else the baseline's.
+func (b *Baseline) entryGo(e *Entry) string {
+	if e.Go != "" {
+		return e.Go
+	}
+	if b.Provenance != nil && b.Provenance.Go != "unknown" {
+		return b.Provenance.Go
+	}
+	return ""
+}
+
 // Entry is one known signature.
 type Entry struct {
 	Kind      string         `json:"kind,omitempty"`
@@ -49,6 +60,11 @@ type Entry struct {
 	FirstSeen string         `json:"first_seen"`
 	LastSeen  string         `json:"last_seen"`
 	Status    string         `json:"status"` // StatusFailing or StatusFixed
+	// Go is the Go release Seeds were recorded with ("go1.26.8"). A run is deterministic
+	// per toolchain: under another release the same seed runs another guest runtime and
+	// may take another path, so a seed that passes there is no evidence of a fix. Empty
+	// in baselines written before it was recorded: the baseline's Provenance.Go stands in.
+	Go string `json:"go,omitempty"`
 	FixedIn   string         `json:"fixed_in,omitempty"`
 	// FirstRun, LastRun and FixedRun are the GITHUB_RUN_IDs of the runs that first saw,
 	// last saw and fixed the signature. Run ids grow, so they order concurrent writers

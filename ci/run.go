@@ -209,7 +209,10 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	groups := groupFailures(results)
 
 	store, base, version, writable := r.loadBaseline(ctx)
-	fixed := label(groups, base, results)
+	fixed, otherGo := labelGo(groups, base, results)
+	for _, sig := range sortedKeys(otherGo) {
+		r.printf("seedfall ci: %s did not fail, but its seeds were recorded with %s and this run's guests are built with %s: not marked fixed until a run with %s passes them or it fails again", sig, otherGo[sig], runGo(results), runGo(results))
+	}
 	r.shrink(ctx, groups)
 	mut := r.mutate(ctx, mode, results)
 	vulnerable := r.crashes(ctx, mode)
@@ -304,10 +307,18 @@ func (r *runner) loadBaseline(ctx context.Context) (store baselineStore, b *Base
 }
 
 // label marks each group new or known against the baseline, and returns the fixed
-// signatures: failing in the baseline, at least one of their seeds swept now, and none
-// failing with them. A signature whose seeds were not swept (another shard, a smaller
-// seed range) is neither: absence of evidence is not a fix.
+// signatures: failing in the baseline, at least one of their seeds swept now with the
+// Go release they were recorded with, and none failing with them. A signature whose
+// seeds were not swept (another shard, a smaller seed range), or were swept with
+// another Go release (Entry.Go), is neither: absence of evidence is not a fix.
 func label(groups []*group, base *Baseline, results []engine.Result) []string {
+	fixed, _ := labelGo(groups, base, results)
+	return fixed
+}
+
+// labelGo is label, and also returns the signatures that would be fixed but for their
+// seeds' Go release, each with that release.
+func labelGo(groups []*group, base *Baseline, results []engine.Result) (fixed []string, otherGo map[string]string) {
 	current := map[string]bool{}
 	for _, g := range groups {
 		current[g.sig] = true
@@ -323,20 +334,47 @@ func label(groups []*group, base *Baseline, results []engine.Result) []string {
 	for _, res := range results {
 		swept[res.Seed] = true
 	}
-	var fixed []string
+	now := runGo(results)
 	for sig, e := range base.Signatures {
 		if current[sig] || e.Status == StatusFixed {
 			continue
 		}
 		for _, s := range e.Seeds {
 			if swept[s] {
-				fixed = append(fixed, sig)
+				if was := base.entryGo(e); was != "" && now != "" && was != now {
+					if otherGo == nil {
+						otherGo = map[string]string{}
+					}
+					otherGo[sig] = was
+				} else {
+					fixed = append(fixed, sig)
+				}
 				break
 			}
 		}
 	}
 	sort.Strings(fixed)
-	return fixed
+	return fixed, otherGo
+}
+
+// sortedKeys are m's keys in order.
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// runGo is the Go release that built the guests of results ("" if none says).
+func runGo(results []engine.Result) string {
+	for _, r := range results {
+		if r.Provenance != nil && r.Provenance.Go != "" && r.Provenance.Go != "unknown" {
+			return r.Provenance.Go
+		}
+	}
+	return ""
 }
 
 // baselinePlans gives each known group the baseline's shrunk plan, or a note that it
@@ -643,6 +681,13 @@ func nextBaseline(base *Baseline, groups []*group, fixed []string, results []eng
 		}
 		e.LastSeen, e.LastRun = sha, run
 		e.Status, e.FixedIn, e.FixedRun = StatusFailing, "", 0
+		if now := runGo(results); now != "" {
+			// Seeds recorded with another release are not this release's evidence.
+			if was := base.entryGo(e); was != "" && was != now {
+				e.Seeds = g.seeds()
+			}
+			e.Go = now
+		}
 	}
 	for _, sig := range fixed {
 		e := next.Signatures[sig]

@@ -276,6 +276,14 @@ func ParseConfig(data []byte) (*Config, error) {
 	if err := dec.Decode(&cfg); err != nil {
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field == "" && te.Type != nil {
+			// go1.27's encoding/json leaves Field empty in an error that an UnmarshalJSON
+			// method returns (go1.26 filled it in): find the field the way go1.26 named it.
+			var raw any
+			if json.Unmarshal(data, &raw) == nil {
+				te.Field = typeErrorField(raw, reflect.TypeOf(cfg), te.Type, "")
+			}
+		}
 		switch {
 		case errors.As(err, &se):
 			line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
@@ -592,6 +600,56 @@ func unknownField(v any, t reflect.Type, path string) string {
 		}
 		for i, e := range x {
 			if q := unknownField(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); q != "" {
+				return q
+			}
+		}
+	}
+	return ""
+}
+
+// typeErrorField is the path, dotted as encoding/json names a field in an
+// UnmarshalTypeError (no slice indexes: "nodes.interleave"), of the first value in v
+// that is decoded into type bad and does not decode; "" if none.
+func typeErrorField(v any, t reflect.Type, bad reflect.Type, path string) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == bad {
+		raw, err := json.Marshal(v)
+		if err == nil && json.Unmarshal(raw, reflect.New(bad).Interface()) != nil {
+			return path
+		}
+		return ""
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if t.Kind() != reflect.Struct {
+			return ""
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			ft, ok := jsonField(t, k)
+			if !ok {
+				continue
+			}
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			if q := typeErrorField(x[k], ft, bad, p); q != "" {
+				return q
+			}
+		}
+	case []any:
+		if t.Kind() != reflect.Slice {
+			return ""
+		}
+		for _, e := range x {
+			if q := typeErrorField(e, t.Elem(), bad, path); q != "" {
 				return q
 			}
 		}

@@ -210,6 +210,17 @@ func cmdCI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "seedfall ci: %v\n", err)
 		return exitUsage
 	}
+	// The image's Go, or the release the repository pins (ci.GoToolchain): set before
+	// anything runs the go command.
+	tc, why, err := ci.GoToolchain(in.Config, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "seedfall ci: %v\n", err)
+		return exitUsage
+	}
+	if tc != "" {
+		os.Setenv("GOTOOLCHAIN", tc)
+	}
+	fmt.Fprintf(stdout, "seedfall ci: %s\n", why)
 	eng := &ciEngine{stderr: stderr}
 	defer eng.close()
 	code, err := ci.Run(ctx, in, ci.EnvFromGetenv(os.Getenv), eng, stdout)

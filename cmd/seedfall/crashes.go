@@ -77,6 +77,11 @@ func cmdCrashes(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return code
 	}
 	defer sim.Close()
+	if opt.Plan != nil {
+		for _, w := range engineapi.PlanWarnings(*faults, opt.Plan.Provenance, sim.Provenance(*cfgPath)) {
+			fmt.Fprintf(stderr, "seedfall crashes: %s\n", w)
+		}
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		fmt.Fprintf(stderr, "seedfall crashes: -out: %v\n", err)
 		return exitUsage

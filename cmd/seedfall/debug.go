@@ -11,6 +11,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/cli"
+	"github.com/seedfall/seedfall/internal/engineapi"
 )
 
 func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -42,6 +43,11 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return code
 	}
 	defer sim.Close()
+	if plan != nil {
+		for _, w := range engineapi.PlanWarnings(*faults, plan.Provenance, sim.Provenance(*cfgPath)) {
+			fmt.Fprintf(stderr, "seedfall shrink: %s\n", w)
+		}
+	}
 	// The runs happen in worker processes, as a sweep's do: a guest that spins without
 	// host calls costs a worker, never this process.
 	pool, err := cli.NewPool(sim, *workers, "")
@@ -132,6 +138,11 @@ func cmdCause(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return code
 	}
 	defer sim.Close()
+	if plan != nil {
+		for _, w := range engineapi.PlanWarnings(*faults, plan.Provenance, sim.Provenance(*cfgPath)) {
+			fmt.Fprintf(stderr, "seedfall cause: %s\n", w)
+		}
+	}
 	pool, err := cli.NewPool(sim, *workers, "") // as shrink's: runs in worker processes
 	if err != nil {
 		fmt.Fprintf(stderr, "seedfall cause: %v\n", err)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
@@ -55,8 +54,8 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	defer sim.Close()
 	now := sim.Provenance(*cfgPath)
 	if plan != nil {
-		if diff := engineapi.Differences(plan.Provenance, now); len(diff) > 0 {
-			fmt.Fprintf(stderr, "seedfall replay: warning: %s was saved from another build (%s): the replay may not reproduce it\n", *faults, strings.Join(diff, "; "))
+		for _, w := range engineapi.PlanWarnings(*faults, plan.Provenance, now) {
+			fmt.Fprintf(stderr, "seedfall replay: %s\n", w)
 		}
 	}
 	opt := engine.RunOptions{Plan: plan, Trace: true, Check: *check, Mutation: *mutation}

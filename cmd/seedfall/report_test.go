@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"regexp"
 	"strings"
 	"testing"
@@ -89,7 +90,9 @@ func TestReportFromResults(t *testing.T) {
 }
 
 // TestReplayWarnsOnOtherBuild: a plan saved from another build (another seedfall, Go or
-// node code) replays with a warning that says what differs.
+// node code) replays with a warning that says what differs; another Go release gets a
+// line of its own (the guests' runtime differs). shrink and cause, which start from a
+// plan too, warn the same way.
 func TestReplayWarnsOnOtherBuild(t *testing.T) {
 	dir := t.TempDir()
 	plan := filepath.Join(dir, "plan.json")
@@ -112,10 +115,23 @@ func TestReplayWarnsOnOtherBuild(t *testing.T) {
 	p.Provenance.Wasm["server"] = "000000000000000000000000"
 	data, _ = json.Marshal(p)
 	os.WriteFile(plan, data, 0o644)
-	_, _, stderr = runCLI(t, "replay", "-c", kvlogFixed, "-seed", "3", "-q", "-faults", plan)
-	for _, want := range []string{"warning", "Go go1.19, now go1.", "node server's wasm 000000000000000000000000, now "} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	now := runtime.Version()
+	for _, args := range [][]string{
+		{"replay", "-c", kvlogFixed, "-seed", "3", "-q", "-faults", plan},
+		{"shrink", "-c", kvlogFixed, "-seed", "3", "-faults", plan, "-o", filepath.Join(dir, "shrunk.json")},
+		{"cause", "-c", kvlogFixed, "-seed", "3", "-faults", plan},
+	} {
+		_, _, stderr = runCLI(t, args...)
+		for _, want := range []string{
+			"seedfall " + args[0] + ": warning: " + plan + " was recorded with go1.19, replaying with " + now + ": the guest's runtime differs, the trace may too\n",
+			"seedfall " + args[0] + ": warning: " + plan + " was saved from another build (node server's wasm 000000000000000000000000, now ",
+		} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("%s: stderr lacks %q:\n%s", args[0], want, stderr)
+			}
+		}
+		if strings.Contains(stderr, "Go go1.19, now") {
+			t.Errorf("%s: the Go release is said twice:\n%s", args[0], stderr)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/seedfall/seedfall/engine"
 )
@@ -42,6 +43,33 @@ func Differences(p, q *engine.Provenance) []string {
 		case a != b:
 			out = append(out, fmt.Sprintf("node %s's wasm %s, now %s (its code or dependencies changed)", n, a, b))
 		}
+	}
+	return out
+}
+
+// PlanWarnings are the warnings a command prints before it replays plan file name,
+// recorded with build p, on build q; nil when they match. A different Go release comes
+// first and on its own line: the guests' runtime is another one (its scheduler, its
+// allocator, the order its goroutines run in), so a run is deterministic per toolchain
+// and a plan's trace may differ under another.
+func PlanWarnings(name string, p, q *engine.Provenance) []string {
+	diff := Differences(p, q)
+	if len(diff) == 0 {
+		return nil
+	}
+	var out []string
+	if p.Go != q.Go {
+		out = append(out, fmt.Sprintf("warning: %s was recorded with %s, replaying with %s: the guest's runtime differs, the trace may too", name, p.Go, q.Go))
+		rest := diff[:0:0]
+		for _, d := range diff {
+			if d != fmt.Sprintf("Go %s, now %s", p.Go, q.Go) {
+				rest = append(rest, d)
+			}
+		}
+		diff = rest
+	}
+	if len(diff) > 0 {
+		out = append(out, fmt.Sprintf("warning: %s was saved from another build (%s): the replay may not reproduce it", name, strings.Join(diff, "; ")))
 	}
 	return out
 }

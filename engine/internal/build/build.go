@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine/internal/cover"
+	"github.com/seedfall/seedfall/engine/internal/gotool"
 	"github.com/seedfall/seedfall/engine/internal/interleave"
 	"github.com/seedfall/seedfall/engine/internal/overlay"
 	"github.com/seedfall/seedfall/internal/cachedir"
@@ -132,8 +133,12 @@ func Node(ctx context.Context, n Spec) (string, error) {
 	defer os.Remove(tmp.Name())
 	args := append([]string{"build", "-o", tmp.Name()}, flags...)
 	needOverlay := n.NetOverlay || len(n.Patches) > 0 || n.Coverage != nil || n.Interleave
+	tc := gotool.Toolchain{Go: "go"}
 	if needOverlay {
-		ov, modfile, err := writeOverlay(n)
+		if tc, err = toolchainFor(n.Dir); err != nil {
+			return "", fmt.Errorf("build node %q: %w", n.Name, err)
+		}
+		ov, modfile, err := writeOverlay(n, tc.GOROOT)
 		if err != nil {
 			return "", err
 		}
@@ -143,9 +148,9 @@ func Node(ctx context.Context, n Spec) (string, error) {
 		}
 	}
 	args = append(args, pkg)
-	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd := exec.CommandContext(ctx, tc.Go, args...)
 	cmd.Dir = n.Dir
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	cmd.Env = append(append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0"), tc.Env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
@@ -209,12 +214,9 @@ func Counts() (ran, skipped int64) { return builds.ran.Load(), builds.skipped.Lo
 // writeOverlay writes the build overlay for a node: seedfall's net package (net_overlay)
 // and patched dependency files (patches). Patched files of modules in the module cache,
 // which an overlay may not replace, go to patched copies of their modules instead, and
-// modfile is then the -modfile that points the build at them.
-func writeOverlay(n Spec) (ovPath, modfile string, err error) {
-	root, err := goRoot(n.Dir)
-	if err != nil {
-		return "", "", err
-	}
+// modfile is then the -modfile that points the build at them. root is the GOROOT the
+// build runs with (toolchainFor).
+func writeOverlay(n Spec, root string) (ovPath, modfile string, err error) {
 	dir := filepath.Join(CacheDir(), "overlay", n.Name+"-"+shortHash(n.ConfigPath))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", "", err
@@ -310,6 +312,16 @@ func writeOverlay(n Spec) (ovPath, modfile string, err error) {
 	}
 	p := filepath.Join(dir, "overlay.json")
 	return p, modfile, os.WriteFile(p, raw, 0o644)
+}
+
+// toolchainFor is the toolchain that builds in dir, as `go env` there names it
+// (internal/gotool).
+func toolchainFor(dir string) (gotool.Toolchain, error) {
+	env, err := goEnvAll(dir)
+	if err != nil {
+		return gotool.Toolchain{}, err
+	}
+	return gotool.Resolve(env.vars["GOROOT"], env.vars["GOMODCACHE"], CacheDir())
 }
 
 func shortHash(s string) string {

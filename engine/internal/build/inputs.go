@@ -95,11 +95,6 @@ func goEnv(dir, name string) (string, error) {
 	return r.vars[name], nil
 }
 
-// goRoot returns `go env GOROOT` as the go command sees it in dir, where the node is
-// built: the overlay's keys must name the GOROOT of the toolchain that builds, or go
-// build ignores them.
-func goRoot(dir string) (string, error) { return goEnv(dir, "GOROOT") }
-
 // inputsKey hashes everything the build of n reads (see above). args are the go build
 // arguments that do not name temporary files.
 func inputsKey(n Spec, args []string) (string, error) {

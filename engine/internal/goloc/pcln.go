@@ -22,10 +22,10 @@ const (
 	hdrSize           = 72
 
 	// moduledata field offsets: pcHeader, 5 slices (24 bytes each), ftab slice,
-	// findfunctab, minpc, maxpc, text, etext, ... gofunc.
+	// findfunctab, minpc, maxpc, text, etext, ... gofunc, epclntab.
 	mdFuncnametab = 8
+	mdPclntable   = 104
 	mdText        = 176
-	mdGofunc      = 320
 
 	// _func field offsets.
 	fnEntryOff  = 0
@@ -50,6 +50,11 @@ const (
 	// wasm: PC = (funcValueOffset + function index without imports) << 16 | resume block.
 	funcValueOffset = 0x1000
 )
+
+// mdGofunc are the offsets of moduledata.gofunc in the releases goloc reads: go1.20 to
+// go1.26, then go1.27, which added typedesclen, itaboffset and itabsize before it
+// (runtime/symtab.go).
+var mdGofunc = []int{320, 344}
 
 // pclntab is a decoded view of the runtime's tables, read from the data section.
 type pclntab struct {
@@ -111,13 +116,24 @@ func parsePclntab(m *module, hdrAddr uint64, d []byte) (*pclntab, error) {
 	// moduledata: a pointer to the pcHeader followed by funcnametab's data pointer.
 	found := false
 	md := m.mem.data
-	for off := int((8 - m.mem.base%8) % 8); off+mdGofunc+8 <= len(md); off += 8 {
+	for off := int((8 - m.mem.base%8) % 8); off+mdPclntable+16 <= len(md); off += 8 {
 		if le.Uint64(md[off:]) != hdrAddr || le.Uint64(md[off+mdFuncnametab:]) != hdrAddr+offs[0] {
 			continue
 		}
 		t.text = le.Uint64(md[off+mdText:])
-		t.gofunc = le.Uint64(md[off+mdGofunc:])
-		found = true
+		// The linker lays go:func.* out right after the pclntab's pclntable, so gofunc
+		// is where moduledata.pclntable ends: that tells the releases' layouts apart.
+		end := le.Uint64(md[off+mdPclntable:]) + le.Uint64(md[off+mdPclntable+8:])
+		for _, g := range mdGofunc {
+			if off+g+8 <= len(md) && le.Uint64(md[off+g:]) == end {
+				t.gofunc = end
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("goloc: moduledata of an unknown layout (gofunc, %#x, is at none of the offsets %v): a Go release goloc does not read yet", end, mdGofunc)
+		}
 		break
 	}
 	if !found {

@@ -26,17 +26,17 @@
 // seed replays exactly and the guest's own randomness (random_get) is the same with and
 // without interleave.
 //
-// The patch is a few exact text edits of proc.go. A toolchain of another release series
-// than GoVersion, or a proc.go in which an edit's anchor is not found exactly once, is
-// refused with an error naming the version and the file: the build never goes on with an
-// unpatched runtime.
+// The patch is a few anchored text edits (internal/srcedit) of the building toolchain's
+// own proc.go (and fd_mutex.go). A toolchain older than srcedit.Oldest, or a file in which
+// an edit's anchor is not found exactly once, is refused with a *srcedit.Error naming the
+// file, the edit and the Go version: the build never goes on with an unpatched runtime.
+// Any release whose files the edits fit is patched; srcedit.Supported are the ones tested.
 //
 // It owns the patch and the added file; it may not build anything (internal/build runs
 // go build with its overlay) or touch the GOROOT it reads.
 package interleave
 
 import (
-	"bytes"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
@@ -44,11 +44,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/seedfall/seedfall/engine/internal/srcedit"
 )
 
-// GoVersion is the Go release series whose runtime the patch is written against.
-const GoVersion = "go1.26"
+// Name is how the overlay names itself in errors.
+const Name = "interleave"
 
 // ReplacedFile is the runtime file the overlay replaces with a patched copy, and
 // AddedFile the one it adds, relative to $GOROOT.
@@ -70,108 +71,68 @@ var addedFile []byte
 //go:embed files/seedfall_fileops.go.txt
 var pollAddedFile []byte
 
-// edit is one change to proc.go: anchor must occur exactly once, and is replaced by
-// with.
-type edit struct {
-	what, anchor, with string
-}
-
-// edits are proc.go's.
-var edits = []edit{{
-	what: "runqget: let the host choose the next goroutine",
-	anchor: "\t\tif t == h {\n" +
-		"\t\t\treturn nil, false\n" +
-		"\t\t}\n" +
-		"\t\tgp := pp.runq[h%uint32(len(pp.runq))].ptr()\n",
-	with: "\t\tif t == h {\n" +
-		"\t\t\treturn nil, false\n" +
-		"\t\t}\n" +
-		"\t\tseedfallInterleave(pp, h, t) // seedfall: interleave\n" +
-		"\t\tgp := pp.runq[h%uint32(len(pp.runq))].ptr()\n",
-}, {
+// procFile is proc.go's edits.
+var procFile = srcedit.File{Path: ReplacedFile, Edits: []srcedit.Edit{
+	srcedit.Replace("runqget: let the host choose the next goroutine",
+		"\t\tif t == h {\n"+
+			"\t\t\treturn nil, false\n"+
+			"\t\t}\n"+
+			"\t\tgp := pp.runq[h%uint32(len(pp.runq))].ptr()\n",
+		"\t\tif t == h {\n"+
+			"\t\t\treturn nil, false\n"+
+			"\t\t}\n"+
+			"\t\tseedfallInterleave(pp, h, t) // seedfall: interleave\n"+
+			"\t\tgp := pp.runq[h%uint32(len(pp.runq))].ptr()\n"),
 	// findRunnable runs the first goroutine the netpoller readied at once (the rest go
 	// to the run queue): the host chooses that one too.
-	what: "findRunnable's non-blocking netpoll: let the host choose",
-	anchor: "\t\tif !list.empty() { // non-blocking\n" +
-		"\t\t\tgp := list.pop()\n",
-	with: "\t\tif !list.empty() { // non-blocking\n" +
-		"\t\t\tseedfallInterleaveList(&list) // seedfall: interleave\n" +
-		"\t\t\tgp := list.pop()\n",
-}, {
-	what: "findRunnable's blocking netpoll: let the host choose",
-	anchor: "\t\t\tacquirep(pp)\n" +
-		"\t\t\tif !list.empty() {\n" +
-		"\t\t\t\tgp := list.pop()\n",
-	with: "\t\t\tacquirep(pp)\n" +
-		"\t\t\tif !list.empty() {\n" +
-		"\t\t\t\tseedfallInterleaveList(&list) // seedfall: interleave\n" +
-		"\t\t\t\tgp := list.pop()\n",
+	srcedit.Replace("findRunnable's non-blocking netpoll: let the host choose",
+		"\t\tif !list.empty() { // non-blocking\n"+
+			"\t\t\tgp := list.pop()\n",
+		"\t\tif !list.empty() { // non-blocking\n"+
+			"\t\t\tseedfallInterleaveList(&list) // seedfall: interleave\n"+
+			"\t\t\tgp := list.pop()\n"),
+	srcedit.Replace("findRunnable's blocking netpoll: let the host choose",
+		"\t\t\tacquirep(pp)\n"+
+			"\t\t\tif !list.empty() {\n"+
+			"\t\t\t\tgp := list.pop()\n",
+		"\t\t\tacquirep(pp)\n"+
+			"\t\t\tif !list.empty() {\n"+
+			"\t\t\t\tseedfallInterleaveList(&list) // seedfall: interleave\n"+
+			"\t\t\t\tgp := list.pop()\n"),
 }}
 
-// pollEdits are fd_mutex.go's, with FileOps: the FD methods every file operation starts
-// with (incref, readLock, writeLock) first call seedfallFileOp.
-var pollEdits = []edit{{
-	what:   "incref: a scheduling point before a file operation",
-	anchor: "func (fd *FD) incref() error {\n",
-	with:   "func (fd *FD) incref() error {\n\tseedfallFileOp(fd.isFile) // seedfall: interleave file_ops\n",
-}, {
-	what:   "readLock: a scheduling point before a file read",
-	anchor: "func (fd *FD) readLock() error {\n",
-	with:   "func (fd *FD) readLock() error {\n\tseedfallFileOp(fd.isFile) // seedfall: interleave file_ops\n",
-}, {
-	what:   "writeLock: a scheduling point before a file write",
-	anchor: "func (fd *FD) writeLock() error {\n",
-	with:   "func (fd *FD) writeLock() error {\n\tseedfallFileOp(fd.isFile) // seedfall: interleave file_ops\n",
+// pollFile is fd_mutex.go's edits, with FileOps: the FD methods every file operation
+// starts with (incref, readLock, writeLock) first call seedfallFileOp.
+var pollFile = srcedit.File{Path: PollFile, Edits: []srcedit.Edit{
+	srcedit.Replace("incref: a scheduling point before a file operation",
+		"func (fd *FD) incref() error {\n",
+		"func (fd *FD) incref() error {\n\tseedfallFileOp(fd.isFile) // seedfall: interleave file_ops\n"),
+	srcedit.Replace("readLock: a scheduling point before a file read",
+		"func (fd *FD) readLock() error {\n",
+		"func (fd *FD) readLock() error {\n\tseedfallFileOp(fd.isFile) // seedfall: interleave file_ops\n"),
+	srcedit.Replace("writeLock: a scheduling point before a file write",
+		"func (fd *FD) writeLock() error {\n",
+		"func (fd *FD) writeLock() error {\n\tseedfallFileOp(fd.isFile) // seedfall: interleave file_ops\n"),
 }}
 
-// VersionError is a toolchain the patch does not support.
-type VersionError struct {
-	GOROOT, Version, Reason string
-}
-
-func (e *VersionError) Error() string {
-	v := e.Version
-	if v == "" {
-		v = "an unknown version"
-	}
-	return fmt.Sprintf("interleave: the runtime patch supports %s only, but the Go toolchain at %s is %s (%s); build with a %s toolchain or remove \"interleave\" from the node",
-		GoVersion, e.GOROOT, v, e.Reason, GoVersion)
-}
-
-// Version reads the release of the toolchain at goroot from its VERSION file.
-func Version(goroot string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(goroot, "VERSION"))
-	if err != nil {
-		return "", err
-	}
-	v, _, _ := strings.Cut(string(b), "\n")
-	return strings.TrimSpace(v), nil
-}
-
-// supported reports whether release v is of the GoVersion series.
-func supported(v string) bool {
-	return v == GoVersion || strings.HasPrefix(v, GoVersion+".") || strings.HasPrefix(v, GoVersion+"rc")
-}
-
-// Patch applies the edits to the source of runtime/proc.go. version names the
-// toolchain in errors.
+// Patch applies the edits to the source of runtime/proc.go of the toolchain at goroot,
+// whose release is version.
 func Patch(src []byte, goroot, version string) ([]byte, error) {
-	return patch(src, ReplacedFile, edits, goroot, version)
+	return patch(src, procFile, goroot, version)
 }
 
-// patch applies es to src, the source of file (relative to goroot).
-func patch(src []byte, file string, es []edit, goroot, version string) ([]byte, error) {
-	out := src
-	for _, e := range es {
-		if n := bytes.Count(out, []byte(e.anchor)); n != 1 {
-			return nil, &VersionError{GOROOT: goroot, Version: version,
-				Reason: fmt.Sprintf("%s: the code the patch edits (%s) occurs %d times, want once", file, e.what, n)}
-		}
-		out = bytes.Replace(out, []byte(e.anchor), []byte(e.with), 1)
+// patch applies f's edits to src, and heads the result with where it came from.
+func patch(src []byte, f srcedit.File, goroot, version string) ([]byte, error) {
+	out, err := srcedit.Apply(Name, goroot, version, f, src)
+	if err != nil {
+		return nil, err
 	}
 	sum := sha256.Sum256(src)
+	if version == "" {
+		version = "an unknown Go version"
+	}
 	head := fmt.Sprintf("// seedfall: generated by engine/internal/interleave from %s of %s (sha256 %s);\n// a file of the Go runtime of a node built with \"interleave\". DO NOT EDIT.\n\n",
-		file, version, hex.EncodeToString(sum[:]))
+		f.Path, version, hex.EncodeToString(sum[:]))
 	return append([]byte(head), out...), nil
 }
 
@@ -179,17 +140,14 @@ func patch(src []byte, file string, es []edit, goroot, version string) ([]byte, 
 // fileOps, also the patched fd_mutex.go and the added internal/poll file) and returns
 // the overlay's entries: GOROOT path -> replacement. goroot must be the building
 // toolchain's `go env GOROOT` (go build ignores keys that name none of its files); a
-// toolchain of another series, or whose files the edits do not fit, is a *VersionError.
+// toolchain too old, or whose files the edits do not fit, is a *srcedit.Error.
 func WriteOverlay(dir, goroot string, fileOps bool) (map[string]string, error) {
 	if goroot == "" {
 		return nil, errors.New("interleave: empty GOROOT")
 	}
-	v, err := Version(goroot)
+	v, err := srcedit.CheckToolchain(Name, goroot)
 	if err != nil {
-		return nil, &VersionError{GOROOT: goroot, Reason: fmt.Sprintf("no readable VERSION file: %v", err)}
-	}
-	if !supported(v) {
-		return nil, &VersionError{GOROOT: goroot, Version: v, Reason: "another release series"}
+		return nil, err
 	}
 	// Every file is read and patched before anything is written: a toolchain the edits
 	// do not fit leaves no overlay behind.
@@ -199,13 +157,13 @@ func WriteOverlay(dir, goroot string, fileOps bool) (map[string]string, error) {
 		data []byte
 	}
 	var out []entry
-	replace := func(file string, es []edit, name string) error {
-		orig := filepath.Join(goroot, filepath.FromSlash(file))
+	replace := func(f srcedit.File, name string) error {
+		orig := filepath.Join(goroot, filepath.FromSlash(f.Path))
 		src, err := os.ReadFile(orig)
 		if err != nil {
-			return &VersionError{GOROOT: goroot, Version: v, Reason: fmt.Sprintf("cannot read %s: %v", file, err)}
+			return &srcedit.Error{Overlay: Name, GOROOT: goroot, Version: v, File: f.Path, Reason: fmt.Sprintf("cannot read it: %v", err)}
 		}
-		patched, err := patch(src, file, es, goroot, v)
+		patched, err := patch(src, f, goroot, v)
 		if err != nil {
 			return err
 		}
@@ -220,14 +178,14 @@ func WriteOverlay(dir, goroot string, fileOps bool) (map[string]string, error) {
 		out = append(out, entry{added, filepath.Base(file), data})
 		return nil
 	}
-	if err := replace(ReplacedFile, edits, "proc.go"); err != nil {
+	if err := replace(procFile, "proc.go"); err != nil {
 		return nil, err
 	}
 	if err := add(AddedFile, addedFile); err != nil {
 		return nil, err
 	}
 	if fileOps {
-		if err := replace(PollFile, pollEdits, "fd_mutex.go"); err != nil {
+		if err := replace(pollFile, "fd_mutex.go"); err != nil {
 			return nil, err
 		}
 		if err := add(PollAddedFile, pollAddedFile); err != nil {
@@ -265,14 +223,10 @@ func VerifyBuild(imports []string) error {
 func Fingerprint(fileOps bool) string {
 	h := sha256.New()
 	h.Write(addedFile)
-	for _, e := range edits {
-		fmt.Fprintf(h, "\x00%s\x00%s\x00%s", e.what, e.anchor, e.with)
-	}
+	h.Write([]byte(srcedit.Fingerprint([]srcedit.File{procFile})))
 	if fileOps {
 		h.Write(pollAddedFile)
-		for _, e := range pollEdits {
-			fmt.Fprintf(h, "\x00%s\x00%s\x00%s", e.what, e.anchor, e.with)
-		}
+		h.Write([]byte(srcedit.Fingerprint([]srcedit.File{pollFile})))
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

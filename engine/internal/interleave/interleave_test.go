@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/seedfall/seedfall/engine/internal/srcedit"
 )
 
 // fakeGOROOT writes a GOROOT with a VERSION file and, if proc is not nil, a
@@ -46,14 +48,11 @@ func realProc(t *testing.T) (goroot string, src []byte) {
 	return goroot, src
 }
 
-// TestWriteOverlay: the toolchain that runs the tests (the one seedfall supports) gets
-// a patched proc.go whose runqget calls seedfallInterleave, and the added file.
+// TestWriteOverlay: the toolchain that runs the tests (.ci/run runs them on every
+// supported release) gets a patched proc.go whose runqget calls seedfallInterleave, and
+// the added file.
 func TestWriteOverlay(t *testing.T) {
 	goroot, src := realProc(t)
-	v, err := Version(goroot)
-	if err != nil || !supported(v) {
-		t.Skipf("the test toolchain (%q, %v) is not %s", v, err, GoVersion)
-	}
 	files, err := WriteOverlay(t.TempDir(), goroot, false)
 	if err != nil {
 		t.Fatal(err)
@@ -76,8 +75,8 @@ func TestWriteOverlay(t *testing.T) {
 	// Nothing but the edit and the header changed.
 	body := string(patched[strings.Index(string(patched), "// Copyright"):])
 	got := body
-	for _, e := range edits {
-		got = strings.Replace(got, e.with, e.anchor, 1)
+	for _, e := range procFile.Edits {
+		got = strings.Replace(got, e.Variants[0].With, e.Variants[0].Anchor, 1)
 	}
 	if got != string(src) {
 		t.Fatal("the patched proc.go differs from the toolchain's by more than the edit")
@@ -96,9 +95,9 @@ func TestWriteOverlay(t *testing.T) {
 // file that declares it; the fingerprint differs, so such a build is cached apart.
 func TestWriteOverlayFileOps(t *testing.T) {
 	goroot, _ := realProc(t)
-	v, err := Version(goroot)
-	if err != nil || !supported(v) {
-		t.Skipf("the test toolchain (%q, %v) is not %s", v, err, GoVersion)
+	v, err := srcedit.Version(goroot)
+	if err != nil {
+		t.Fatal(err)
 	}
 	files, err := WriteOverlay(t.TempDir(), goroot, true)
 	if err != nil {
@@ -124,35 +123,39 @@ func TestWriteOverlayFileOps(t *testing.T) {
 		t.Fatal("the fingerprint does not tell file_ops builds apart")
 	}
 	// An fd_mutex.go the edits do not fit is refused, naming the file.
-	if _, err := patch([]byte("package poll\n"), PollFile, pollEdits, goroot, v); err == nil || !strings.Contains(err.Error(), PollFile) {
+	if _, err := patch([]byte("package poll\n"), pollFile, goroot, v); err == nil || !strings.Contains(err.Error(), PollFile) {
 		t.Fatalf("patch of a foreign fd_mutex.go = %v, want an error naming %s", err, PollFile)
 	}
 }
 
-// TestUnsupportedGo: a toolchain of another series, one without a VERSION, or a proc.go
-// the edit does not fit gets a *VersionError that names the versions; the build never
-// goes on with an unpatched runtime.
-func TestUnsupportedGo(t *testing.T) {
+// TestReleases: the real proc.go is patched for every release from go1.26 on; a
+// toolchain older than that, or a proc.go an edit does not fit, gets a *srcedit.Error
+// that names the file, the edit and the version; the build never goes on with an
+// unpatched runtime, and nothing is written.
+func TestReleases(t *testing.T) {
 	_, src := realProc(t)
+	for _, v := range []string{"go1.26.3", "go1.27.0", "go1.27.3", "go1.28rc1", ""} {
+		if _, err := WriteOverlay(t.TempDir(), fakeGOROOT(t, v, src), false); err != nil {
+			t.Errorf("%q with the real proc.go: %v", v, err)
+		}
+	}
 	for _, tc := range []struct {
 		name, version string
 		proc          []byte
 		want          []string
 	}{
-		{"another series", "go1.27.0", src, []string{"supports go1.26 only", "is go1.27.0", "another release series"}},
-		{"an older series", "go1.25.4", src, []string{"is go1.25.4"}},
-		{"no VERSION file", "", src, []string{"an unknown version", "no readable VERSION file"}},
-		{"proc.go changed in a patch release", "go1.26.99", []byte("package runtime\n\nfunc runqget() {}\n"),
-			[]string{"is go1.26.99", "src/runtime/proc.go", "occurs 0 times, want once"}},
-		{"no proc.go", "go1.26.1", nil, []string{"cannot read src/runtime/proc.go"}},
+		{"an older series", "go1.25.4", src, []string{"interleave:", "is go1.25.4", "go1.26 or later"}},
+		{"proc.go changed", "go1.28.0", []byte("package runtime\n\nfunc runqget() {}\n"),
+			[]string{"go1.28.0", "src/runtime/proc.go", `"runqget: let the host choose the next goroutine"`, "occurs 0 times"}},
+		{"no proc.go", "go1.27.1", nil, []string{"src/runtime/proc.go of go1.27.1", "cannot read"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := fakeGOROOT(t, tc.version, tc.proc)
 			dir := t.TempDir()
 			files, err := WriteOverlay(dir, root, false)
-			var ve *VersionError
-			if !errors.As(err, &ve) {
-				t.Fatalf("WriteOverlay = %v, %v; want a *VersionError", files, err)
+			var se *srcedit.Error
+			if !errors.As(err, &se) {
+				t.Fatalf("WriteOverlay = %v, %v; want a *srcedit.Error", files, err)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
@@ -160,14 +163,9 @@ func TestUnsupportedGo(t *testing.T) {
 				}
 			}
 			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-				t.Errorf("wrote %d files for an unsupported toolchain", len(ents))
+				t.Errorf("wrote %d files for a toolchain it refused", len(ents))
 			}
 		})
-	}
-	// Negative control: the same fake GOROOT with a supported version and the real
-	// proc.go is accepted.
-	if _, err := WriteOverlay(t.TempDir(), fakeGOROOT(t, "go1.26.3", src), false); err != nil {
-		t.Fatalf("a go1.26 GOROOT with the real proc.go: %v", err)
 	}
 }
 

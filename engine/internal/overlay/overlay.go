@@ -2,40 +2,38 @@ package overlay
 
 import (
 	"crypto/sha256"
-	"embed"
+	_ "embed"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
-	"strings"
+
+	"github.com/seedfall/seedfall/engine/internal/srcedit"
 )
 
-//go:embed files/*.go.txt
-var files embed.FS
+//go:embed files/seedfall_wasip1.go.txt
+var addedFile []byte
 
-// GoVersion is the Go release series the replacement files were written
-// against. They are copies of that release's package net files with
-// seedfall changes; another series may not compile or may behave
-// differently.
-const GoVersion = "go1.26"
+// Name is how the overlay names itself in errors.
+const Name = "net overlay"
 
-// Replaced lists the files of $GOROOT/src/net that the overlay replaces.
-// Each must exist in the given GOROOT, which also guards against the
-// silent-ignore trap (a key that matches no GOROOT file would add a file
-// instead of replacing one).
-var Replaced = []string{
-	"fd_fake.go",
-	"interface_stub.go",
-	"lookup_unix.go",
-	"net_fake.go",
-	"sockopt_fake.go",
-	"tcpsockopt_stub.go",
-}
+// Replaced lists the files of $GOROOT/src/net that the overlay replaces with edited
+// copies of themselves (edits.go). Each must exist in the given GOROOT, which also
+// guards against the silent-ignore trap (a key that matches no GOROOT file would add a
+// file instead of replacing one).
+var Replaced = func() []string {
+	var names []string
+	for _, f := range netFiles {
+		names = append(names, path.Base(f.Path))
+	}
+	return names
+}()
 
 // Added lists the files the overlay adds to $GOROOT/src/net; none may
-// exist there already.
+// exist there already. They are seedfall's own code, not copies of Go's.
 var Added = []string{
 	"seedfall_wasip1.go",
 }
@@ -62,7 +60,8 @@ func Write(dir, goroot string) (overlayJSON string, err error) {
 		return "", err
 	}
 	netDir := filepath.Join(goroot, "src", "net")
-	if err := checkVersion(goroot); err != nil {
+	version, err := srcedit.CheckToolchain(Name, goroot)
+	if err != nil {
 		return "", err
 	}
 	for _, name := range Replaced {
@@ -75,17 +74,24 @@ func Write(dir, goroot string) (overlayJSON string, err error) {
 			return "", fmt.Errorf("overlay: %s already exists in GOROOT; it would be replaced, not added", filepath.Join(netDir, name))
 		}
 	}
+	// Every file is edited before anything is written: a toolchain the edits do not fit
+	// leaves no overlay behind.
+	out := map[string][]byte{}
+	for _, f := range netFiles {
+		data, err := srcedit.ReadAndApply(Name, goroot, version, f)
+		if err != nil {
+			return "", err
+		}
+		out[path.Base(f.Path)] = data
+	}
+	out[Added[0]] = addedFile
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
 	ov := overlayFile{Replace: map[string]string{}}
 	for _, name := range append(append([]string(nil), Replaced...), Added...) {
-		src, err := files.ReadFile("files/" + name + ".txt")
-		if err != nil {
-			return "", fmt.Errorf("overlay: embedded %s: %w", name, err)
-		}
 		dst := filepath.Join(dir, name)
-		if err := os.WriteFile(dst, src, 0o644); err != nil {
+		if err := os.WriteFile(dst, out[name], 0o644); err != nil {
 			return "", err
 		}
 		ov.Replace[filepath.Join(netDir, name)] = dst
@@ -101,32 +107,13 @@ func Write(dir, goroot string) (overlayJSON string, err error) {
 	return overlayJSON, nil
 }
 
-// checkVersion rejects a GOROOT of another release series. A GOROOT
-// without a readable VERSION file (a development toolchain) is accepted.
-func checkVersion(goroot string) error {
-	b, err := os.ReadFile(filepath.Join(goroot, "VERSION"))
-	if err != nil {
-		return nil
-	}
-	v, _, _ := strings.Cut(string(b), "\n")
-	v = strings.TrimSpace(v)
-	if !strings.HasPrefix(v, "go1.") {
-		return nil
-	}
-	if v != GoVersion && !strings.HasPrefix(v, GoVersion+".") && !strings.HasPrefix(v, GoVersion+"rc") {
-		return fmt.Errorf("overlay: the net overlay is written for %s, but GOROOT %s is %s", GoVersion, goroot, v)
-	}
-	return nil
-}
-
-// Fingerprint identifies the overlay's content: a hash of the embedded replacement
-// files, so that a build cache keyed on it rebuilds when seedfall's net package changes.
+// Fingerprint identifies the overlay's content: its edits and added file, so that a
+// build cache keyed on it rebuilds when seedfall's net package changes. (The
+// toolchain's own files are covered by its version, which the cache key also holds.)
 func Fingerprint() string {
 	h := sha256.New()
-	for _, name := range append(append([]string(nil), Replaced...), Added...) {
-		src, _ := files.ReadFile("files/" + name + ".txt")
-		fmt.Fprintf(h, "%s %d\n", name, len(src))
-		h.Write(src)
-	}
+	h.Write([]byte(srcedit.Fingerprint(netFiles)))
+	fmt.Fprintf(h, "\n%s %d\n", Added[0], len(addedFile))
+	h.Write(addedFile)
 	return hex.EncodeToString(h.Sum(nil))
 }

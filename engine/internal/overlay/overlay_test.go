@@ -3,6 +3,7 @@ package overlay
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/seedfall/seedfall/engine/internal/gotool"
+	"github.com/seedfall/seedfall/engine/internal/srcedit"
 )
 
 // goEnv returns `go env key`.
@@ -30,11 +34,15 @@ func goTool() string {
 	return "go"
 }
 
-// shared holds the overlay written once for all build tests.
+// shared holds the overlay written once for all build tests, and the toolchain that
+// builds with it: one that GOTOOLCHAIN fetched lives in the module cache, whose files
+// go build may not overlay, and is run through a link (internal/gotool), as seedfall's
+// builds run it.
 var shared struct {
 	once    sync.Once
 	dir     string
 	overlay string
+	tc      gotool.Toolchain
 	err     error
 }
 
@@ -48,7 +56,11 @@ func sharedOverlay(t *testing.T) string {
 		if shared.err != nil {
 			return
 		}
-		shared.overlay, shared.err = Write(filepath.Join(shared.dir, "overlay"), goEnv(t, "GOROOT"))
+		shared.tc, shared.err = gotool.Resolve(goEnv(t, "GOROOT"), goEnv(t, "GOMODCACHE"), shared.dir)
+		if shared.err != nil {
+			return
+		}
+		shared.overlay, shared.err = Write(filepath.Join(shared.dir, "overlay"), shared.tc.GOROOT)
 	})
 	if shared.err != nil {
 		t.Fatal(shared.err)
@@ -81,9 +93,14 @@ func buildWasip1(t *testing.T, src, overlay string) ([]byte, error) {
 		args = append(args, "-overlay", overlay)
 	}
 	args = append(args, ".")
-	cmd := exec.Command(goTool(), args...)
+	goBin, env := goTool(), []string(nil)
+	if overlay != "" {
+		sharedOverlay(t)
+		goBin, env = shared.tc.Go, shared.tc.Env
+	}
+	cmd := exec.Command(goBin, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=", "GOWORK=off")
+	cmd.Env = append(append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=", "GOWORK=off"), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
@@ -220,15 +237,7 @@ func TestHTTPServerClientWithOverlay(t *testing.T) {
 func TestWrongGOROOT(t *testing.T) {
 	ov := sharedOverlay(t)
 	_ = ov
-	fake := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(fake, "src", "net"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range Replaced {
-		if err := os.WriteFile(filepath.Join(fake, "src", "net", name), []byte("package net\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fake := fakeGOROOT(t, "")
 	wrong, err := Write(filepath.Join(t.TempDir(), "ov"), fake)
 	if err != nil {
 		t.Fatal(err)
@@ -246,17 +255,36 @@ func TestWrongGOROOT(t *testing.T) {
 	}
 }
 
-func TestWriteOverlayJSON(t *testing.T) {
-	goroot := t.TempDir()
-	netDir := filepath.Join(goroot, "src", "net")
+// fakeGOROOT is a directory holding copies of the building toolchain's src/net files
+// that the overlay edits, and a VERSION file saying version (none if "").
+func fakeGOROOT(t *testing.T, version string) string {
+	t.Helper()
+	real := goEnv(t, "GOROOT")
+	fake := t.TempDir()
+	netDir := filepath.Join(fake, "src", "net")
 	if err := os.MkdirAll(netDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range Replaced {
-		if err := os.WriteFile(filepath.Join(netDir, name), nil, 0o644); err != nil {
+		b, err := os.ReadFile(filepath.Join(real, "src", "net", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(netDir, name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	if version != "" {
+		if err := os.WriteFile(filepath.Join(fake, "VERSION"), []byte(version+"\ntime 2026-11-01T00:00:00Z\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return fake
+}
+
+func TestWriteOverlayJSON(t *testing.T) {
+	goroot := fakeGOROOT(t, "")
+	netDir := filepath.Join(goroot, "src", "net")
 	dir := filepath.Join(t.TempDir(), "out")
 	path, err := Write(dir, goroot)
 	if err != nil {
@@ -293,24 +321,14 @@ func TestWriteOverlayJSON(t *testing.T) {
 		if !bytes.Contains(src, []byte("package net")) {
 			t.Errorf("%s is not a package net file", dst)
 		}
+		if !bytes.Contains(src, []byte("seedfall")) {
+			t.Errorf("%s has no seedfall change", dst)
+		}
 	}
 
 	// Not a GOROOT: refused at once.
 	if _, err := Write(t.TempDir(), t.TempDir()); err == nil {
 		t.Error("Write accepted a directory without src/net files as GOROOT")
-	}
-	// Another release series: refused.
-	if err := os.WriteFile(filepath.Join(goroot, "VERSION"), []byte("go1.99.1\ntime x\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Write(t.TempDir(), goroot); err == nil || !strings.Contains(err.Error(), "go1.99.1") {
-		t.Errorf("Write with a go1.99.1 GOROOT: %v", err)
-	}
-	if err := os.WriteFile(filepath.Join(goroot, "VERSION"), []byte(GoVersion+".3\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Write(t.TempDir(), goroot); err != nil {
-		t.Errorf("Write with a %s.3 GOROOT: %v", GoVersion, err)
 	}
 	// A file we would add already exists: refused.
 	if err := os.WriteFile(filepath.Join(netDir, Added[0]), nil, 0o644); err != nil {
@@ -318,5 +336,51 @@ func TestWriteOverlayJSON(t *testing.T) {
 	}
 	if _, err := Write(t.TempDir(), goroot); err == nil {
 		t.Error("Write accepted a GOROOT that already has " + Added[0])
+	}
+}
+
+// TestReleases: the edits are made for every release whose files they fit, a release
+// older than the oldest supported one is refused, and so is a release whose file lacks
+// an anchor: the error names the file, the edit and the Go version, and nothing is
+// written.
+func TestReleases(t *testing.T) {
+	for _, v := range []string{"go1.26.8", "go1.27.3", "go1.27rc2", "go1.31.0"} {
+		if _, err := Write(filepath.Join(t.TempDir(), "ov"), fakeGOROOT(t, v)); err != nil {
+			t.Errorf("%s: %v", v, err)
+		}
+	}
+	if _, err := Write(filepath.Join(t.TempDir(), "ov"), fakeGOROOT(t, "go1.25.4")); err == nil ||
+		!strings.Contains(err.Error(), "go1.25.4") || !strings.Contains(err.Error(), "go1.26 or later") {
+		t.Errorf("go1.25.4: %v", err)
+	}
+
+	goroot := fakeGOROOT(t, "go1.28.1")
+	lookup := filepath.Join(goroot, "src", "net", "lookup_unix.go")
+	b, err := os.ReadFile(lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As if go1.28 had renamed lookupMX's parameter.
+	old := "func (r *Resolver) lookupMX(ctx context.Context, name string) ([]*MX, error) {"
+	if !bytes.Contains(b, []byte(old)) {
+		t.Fatalf("%s has no %q", lookup, old)
+	}
+	b = bytes.Replace(b, []byte(old), []byte("func (r *Resolver) lookupMX(ctx context.Context, domain string) ([]*MX, error) {"), 1)
+	if err := os.WriteFile(lookup, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "ov")
+	_, err = Write(out, goroot)
+	var se *srcedit.Error
+	if !errors.As(err, &se) {
+		t.Fatalf("Write = %v, want a *srcedit.Error", err)
+	}
+	for _, want := range []string{"net overlay", "src/net/lookup_unix.go", "lookupMX: no DNS", "go1.28.1", "occurs 0 times"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not name %q: %v", want, err)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("Write left %s behind after refusing: %v", out, err)
 	}
 }
