@@ -64,8 +64,8 @@ type Entry struct {
 	// per toolchain: under another release the same seed runs another guest runtime and
 	// may take another path, so a seed that passes there is no evidence of a fix. Empty
 	// in baselines written before it was recorded: the baseline's Provenance.Go stands in.
-	Go string `json:"go,omitempty"`
-	FixedIn   string         `json:"fixed_in,omitempty"`
+	Go      string `json:"go,omitempty"`
+	FixedIn string `json:"fixed_in,omitempty"`
 	// FirstRun, LastRun and FixedRun are the GITHUB_RUN_IDs of the runs that first saw,
 	// last saw and fixed the signature. Run ids grow, so they order concurrent writers
 	// when mergeBaselines reconciles them (commit SHAs have no order).
