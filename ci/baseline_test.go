@@ -53,6 +53,58 @@ func TestPushUpdatesBaselineAndFix(t *testing.T) {
 	}
 }
 
+// TestBaselineKeysSeedsByGo: a run is deterministic per toolchain, so a signature whose
+// seeds pass under another Go release than they were recorded with is not marked
+// fixed (the log says why); when it fails again under the new release its seeds are
+// replaced by that release's and the entry records it; only then do passing seeds of
+// the same release mark it fixed.
+func TestBaselineKeysSeedsByGo(t *testing.T) {
+	gh := githubtest.New(t)
+	gh.SetBranch("seedfall-baseline", nil)
+	in := testInputs(t, "branch:seedfall-baseline:data/baseline.json")
+	sig := buggySig(t)
+	entry := func(step string) *Entry {
+		t.Helper()
+		raw, ok := gh.File("seedfall-baseline", "data/baseline.json")
+		if !ok {
+			t.Fatalf("%s: no baseline", step)
+		}
+		b, err := ParseBaseline("fake", raw)
+		must(t, err)
+		if b.Signatures[sig] == nil {
+			t.Fatalf("%s: no entry for %s", step, sig)
+		}
+		return b.Signatures[sig]
+	}
+	push := func(i int, eng *fakeEngine) *ghRun {
+		return runGH(t, gh, "push", pushEvent("refs/heads/main", fmt.Sprintf("%040d", i)), int64(300+i), in, eng)
+	}
+	push(1, &fakeEngine{bug: true, goVersion: "go1.26.8"})
+	if e := entry("go1.26.8, failing"); e.Go != "go1.26.8" || e.Status != StatusFailing {
+		t.Fatalf("go1.26.8, failing: %+v", e)
+	}
+	// The same seeds pass under go1.27.3: no evidence of a fix.
+	r := push(2, &fakeEngine{goVersion: "go1.27.3"})
+	wantOutputs(t, "go1.27.3, passing", r.outputs, "0", "0", "0", "success")
+	if e := entry("go1.27.3, passing"); e.Status != StatusFailing || e.Go != "go1.26.8" {
+		t.Errorf("go1.27.3, passing: %+v, want still failing, recorded with go1.26.8", e)
+	}
+	if want := sig + " did not fail, but its seeds were recorded with go1.26.8 and this run's guests are built with go1.27.3: not marked fixed"; !strings.Contains(r.stdout.String(), want) {
+		t.Errorf("the log lacks %q:\n%s", want, r.stdout.String())
+	}
+	// It fails again under go1.27.3 (say, on seed 10 only): known, re-recorded with it.
+	push(3, &fakeEngine{bug: true, goVersion: "go1.27.3"})
+	if e := entry("go1.27.3, failing"); e.Status != StatusFailing || e.Go != "go1.27.3" {
+		t.Errorf("go1.27.3, failing: %+v, want failing, recorded with go1.27.3", e)
+	}
+	// Now passing seeds of the same release are a fix.
+	r = push(4, &fakeEngine{goVersion: "go1.27.3"})
+	wantOutputs(t, "go1.27.3, fixed", r.outputs, "0", "0", "1", "success")
+	if e := entry("go1.27.3, fixed"); e.Status != StatusFixed {
+		t.Errorf("go1.27.3, fixed: %+v, want fixed", e)
+	}
+}
+
 // TestPushToOtherBranchDoesNotWrite: only the default branch writes the baseline.
 func TestPushToOtherBranchDoesNotWrite(t *testing.T) {
 	gh := githubtest.New(t)

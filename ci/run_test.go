@@ -43,6 +43,8 @@ type fakeEngine struct {
 	// crashSites are what Crashes returns per seed; crashed lists its calls' seeds.
 	crashSites map[uint64][]CrashSite
 	crashed    []uint64
+	// goVersion, when set, is the Go release the results' provenance records.
+	goVersion string
 }
 
 func (e *fakeEngine) UpgradeFrom(ctx context.Context, configPath, commit string) ([]UpgradeNode, error) {
@@ -64,6 +66,9 @@ func (e *fakeEngine) result(seed uint64) engine.Result {
 			{Name: "acknowledged writes survive", Kind: engine.PropAlways, Reached: true, Held: true, Count: 3},
 			{Name: "a crash happened", Kind: engine.PropSometimes, Reached: true, Held: seed%2 == 0, Count: 1},
 		},
+	}
+	if e.goVersion != "" {
+		r.Provenance = &engine.Provenance{Seedfall: "test", Go: e.goVersion, Wasm: map[string]string{}}
 	}
 	crash := engine.Fault{AtNS: int64(seed) * 1000, Kind: engine.FaultCrash, Node: "server", DiskOp: int64(seed), RestartNS: 5e6}
 	part := engine.Fault{AtNS: int64(seed)*1000 + 1, Kind: engine.FaultPartition, Node: "server", Peers: []string{"client"}, DurationNS: 1e9}

@@ -117,21 +117,29 @@ func TestStrictSweepFails(t *testing.T) {
 }
 
 // The patch fsyncs the snapshot directory before the rename: the shrunk plan and a few
-// seeds pass.
+// seeds, the plan's among them, pass (and over them writes are acknowledged by more than
+// one leader, on every supported Go release).
 func TestStrictPatched(t *testing.T) {
 	seed, _ := readPlan(t, strictPlan)
 	code, out := sf(t, "replay", "-q", "-c", "strict.lin.patched.json", "-seed", fmt.Sprint(seed), "-faults", strictPlan)
 	wantPass(t, code, out)
-	passes(t, "strict.lin.patched.json", fmt.Sprintf("%d-%d", seed, seed))
-	passes(t, "strict.lin.patched.json", "1-3")
+	if seed > 5 {
+		t.Fatalf("the plan's seed %d is outside the sweep 1-5", seed)
+	}
+	passes(t, "strict.lin.patched.json", "1-5")
 }
 
 // Negative control: with -nosync the file store acknowledges entries before they are
 // durable, and seedfall catches the lost writes.
 func TestNoSyncCaught(t *testing.T) {
 	code, out := sf(t, "run", "-q", "-c", "nosync.json", "-seeds", "1-3")
-	wantFail(t, code, out, "FAIL seed 1 ", "client#1: always violated: every acknowledged write survives")
-	code, out = sf(t, "replay", "-c", "nosync.json", "-seed", "1")
+	wantFail(t, code, out, "client#1: always violated: every acknowledged write survives")
+	// Which seed: the lowest that failed (it depends on the Go release's runtime).
+	m := regexp.MustCompile(`FAIL seed (\d+) `).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no failing seed in:\n%s", out)
+	}
+	code, out = sf(t, "replay", "-c", "nosync.json", "-seed", m[1])
 	wantFail(t, code, out, "client#1 | acknowledged write lost: ")
 }
 
@@ -252,10 +260,19 @@ func lastLines(s string, n int) string {
 // record for a torn tail and drops the fsynced records after it, and NewRaft panics on
 // the gap. The same seed without its corrupt faults passes.
 func TestCorruptionTableCell(t *testing.T) {
-	exampletest.CorruptionCell(t, "durable.corrupt.json", 3, "corrupt",
-		`error="CRC mismatch"`,
-		"log store: dropping ",
-		"panic: log not found (in github.com/hashicorp/raft.NewRaft at hashicorp/raft@v1.8.0/api.go:617)")
+	// The seed, per Go release (the guest's runtime is part of the run): on go1.27 the
+	// lowest seed of 1-16 whose corruption drops fsynced log records and panics is 4, and
+	// none of them also corrupts the newest snapshot (CRC mismatch), so its cell is the
+	// log half of the story.
+	type cell struct {
+		seed uint64
+		want []string
+	}
+	c := exampletest.PerGo(t, "durable.corrupt.json's cell", map[string]cell{
+		"go1.26": {3, []string{`error="CRC mismatch"`, "log store: dropping ", "panic: log not found (in github.com/hashicorp/raft.NewRaft at hashicorp/raft@v1.8.0/api.go:617)"}},
+		"go1.27": {4, []string{"log store: dropping ", "panic: log not found (in github.com/hashicorp/raft.NewRaft at hashicorp/raft@v1.8.0/api.go:617)"}},
+	})
+	exampletest.CorruptionCell(t, "durable.corrupt.json", c.seed, "corrupt", c.want...)
 }
 
 // corruptionSweeps are the table's sweeps (-workers 1) and whether each found a

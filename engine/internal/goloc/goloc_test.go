@@ -3,6 +3,7 @@ package goloc
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -256,6 +257,43 @@ func TestShort(t *testing.T) {
 	} {
 		if g := funcPackage(name); g != pkg {
 			t.Errorf("funcPackage(%q) = %q", name, g)
+		}
+	}
+}
+
+// TestGofuncOf: moduledata.gofunc is found at go1.26's offset and at go1.27's, with the
+// linker's padding after pclntable, and a layout with neither is an error naming it.
+func TestGofuncOf(t *testing.T) {
+	md := func(at int, gofunc uint64, other map[int]uint64) []byte {
+		b := make([]byte, 400)
+		binary.LittleEndian.PutUint64(b[mdPclntable:], 0x92de0)   // pclntable's data
+		binary.LittleEndian.PutUint64(b[mdPclntable+8:], 0x2f618) // and length: end 0xc23f8
+		for off, v := range other {
+			binary.LittleEndian.PutUint64(b[off:], v)
+		}
+		binary.LittleEndian.PutUint64(b[at:], gofunc)
+		return b
+	}
+	for _, tc := range []struct {
+		name string
+		md   []byte
+		want uint64
+	}{
+		{"go1.26", md(320, 0xc23f8, map[int]uint64{344: 1}), 0xc23f8},
+		{"go1.26, padded", md(320, 0xc2400, map[int]uint64{344: 1}), 0xc2400},
+		{"go1.27", md(344, 0xc23f8, map[int]uint64{320: 0x30bd0}), 0xc23f8},
+		{"go1.27, padded", md(344, 0xc2420, map[int]uint64{320: 0x30bd0}), 0xc2420},
+		{"unknown", md(352, 0xc23f8, map[int]uint64{320: 0x30bd0, 344: 0x9c0}), 0},
+	} {
+		got, err := gofuncOf(tc.md)
+		if tc.want == 0 {
+			if err == nil || !strings.Contains(err.Error(), "unknown layout") {
+				t.Errorf("%s: %#x, %v; want an unknown-layout error", tc.name, got, err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %#x, %v; want %#x", tc.name, got, err, tc.want)
 		}
 	}
 }

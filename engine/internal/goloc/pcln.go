@@ -56,6 +56,28 @@ const (
 // (runtime/symtab.go).
 var mdGofunc = []int{320, 344}
 
+// gofuncAlign bounds the padding between the pclntab's end and go:func.*.
+const gofuncAlign = 64
+
+// gofuncOf reads moduledata.gofunc from md, the moduledata and what follows it: the
+// value at one of the releases' offsets that lies just past the end of pclntable.
+func gofuncOf(md []byte) (uint64, error) {
+	le := binary.LittleEndian
+	if len(md) < mdPclntable+16 {
+		return 0, errors.New("goloc: moduledata cut short")
+	}
+	end := le.Uint64(md[mdPclntable:]) + le.Uint64(md[mdPclntable+8:])
+	for _, g := range mdGofunc {
+		if g+8 > len(md) {
+			continue
+		}
+		if v := le.Uint64(md[g:]); v >= end && v-end < gofuncAlign {
+			return v, nil
+		}
+	}
+	return 0, fmt.Errorf("goloc: moduledata of an unknown layout (no gofunc just past pclntable's end %#x at the offsets %v): a Go release goloc does not read yet", end, mdGofunc)
+}
+
 // pclntab is a decoded view of the runtime's tables, read from the data section.
 type pclntab struct {
 	funcnametab []byte
@@ -121,19 +143,14 @@ func parsePclntab(m *module, hdrAddr uint64, d []byte) (*pclntab, error) {
 			continue
 		}
 		t.text = le.Uint64(md[off+mdText:])
-		// The linker lays go:func.* out right after the pclntab's pclntable, so gofunc
-		// is where moduledata.pclntable ends: that tells the releases' layouts apart.
-		end := le.Uint64(md[off+mdPclntable:]) + le.Uint64(md[off+mdPclntable+8:])
-		for _, g := range mdGofunc {
-			if off+g+8 <= len(md) && le.Uint64(md[off+g:]) == end {
-				t.gofunc = end
-				found = true
-				break
-			}
+		// The linker lays go:func.* out right after the pclntab's pclntable, aligned, so
+		// gofunc is where moduledata.pclntable ends, rounded up: that tells the releases'
+		// layouts apart.
+		var err error
+		if t.gofunc, err = gofuncOf(md[off:]); err != nil {
+			return nil, err
 		}
-		if !found {
-			return nil, fmt.Errorf("goloc: moduledata of an unknown layout (gofunc, %#x, is at none of the offsets %v): a Go release goloc does not read yet", end, mdGofunc)
-		}
+		found = true
 		break
 	}
 	if !found {
