@@ -225,7 +225,7 @@ func writeOverlay(n Spec, root string) (ovPath, modfile string, err error) {
 	if n.NetOverlay {
 		ovPath, err := overlay.Write(filepath.Join(dir, "net"), root)
 		if err != nil {
-			return "", "", fmt.Errorf("net overlay: %w", err)
+			return "", "", fmt.Errorf("build node %q: %w", n.Name, err)
 		}
 		raw, err := os.ReadFile(ovPath)
 		if err != nil {

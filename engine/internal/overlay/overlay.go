@@ -51,7 +51,7 @@ type overlayFile struct {
 // do not name its GOROOT files. Check each build with VerifyImports.
 func Write(dir, goroot string) (overlayJSON string, err error) {
 	if goroot == "" {
-		return "", errors.New("overlay: empty GOROOT")
+		return "", errors.New("net overlay: empty GOROOT")
 	}
 	if dir, err = filepath.Abs(dir); err != nil {
 		return "", err
@@ -66,12 +66,12 @@ func Write(dir, goroot string) (overlayJSON string, err error) {
 	}
 	for _, name := range Replaced {
 		if st, err := os.Stat(filepath.Join(netDir, name)); err != nil || !st.Mode().IsRegular() {
-			return "", fmt.Errorf("overlay: %s is not a GOROOT (no regular file src/net/%s); pass `go env GOROOT`", goroot, name)
+			return "", fmt.Errorf("net overlay: %s is not a GOROOT (no regular file src/net/%s); pass `go env GOROOT`", goroot, name)
 		}
 	}
 	for _, name := range Added {
 		if _, err := os.Stat(filepath.Join(netDir, name)); err == nil {
-			return "", fmt.Errorf("overlay: %s already exists in GOROOT; it would be replaced, not added", filepath.Join(netDir, name))
+			return "", fmt.Errorf("net overlay: %s already exists in GOROOT; it would be replaced, not added", filepath.Join(netDir, name))
 		}
 	}
 	// Every file is edited before anything is written: a toolchain the edits do not fit
