@@ -34,10 +34,12 @@
 //   - interface_stub.go: net.Interfaces answers a loopback "lo" and an
 //     "eth0" with the node's NodeIP.
 //
-// The replacement files are copies of Go 1.26's (GoVersion) with small,
-// "seedfall:"-marked changes, embedded as files/*.go.txt so that the go
-// tool does not compile them into this package. They are for GOOS=wasip1
-// only.
+// The replaced files are the building toolchain's own, changed at build time by the
+// anchored edits of edits.go (engine/internal/srcedit): each edit's anchor, mostly a
+// function's first line, must occur exactly once, or Write refuses the toolchain with an
+// error naming the file, the edit and the Go version. Only seedfall_wasip1.go, seedfall's
+// own code, is embedded whole (files/seedfall_wasip1.go.txt, so that the go tool does
+// not compile it into this package). They are for GOOS=wasip1 only.
 //
 // The silent-ignore trap: go build ignores, without a word, overlay keys
 // that name no file it reads. If the keys are computed from a GOROOT other
