@@ -41,7 +41,8 @@ func TestReadmeFirstSteps(t *testing.T) {
 		t.Errorf(".ci/run ends with %q, want the README's test command %q", last, want[1])
 	}
 	// And it runs the release-dependent packages on the other supported Go release.
-	if !strings.Contains(string(ciRun), "other=go1.27.3") || !strings.Contains(string(ciRun), "GOTOOLCHAIN=$other go test ./engine/internal/...") {
+	if !strings.Contains(string(ciRun), "other=go1.27.3") || !strings.Contains(string(ciRun), "GOTOOLCHAIN=$other go test ./engine/internal/...") ||
+		!strings.Contains(string(ciRun), "cd examples/raft && GOTOOLCHAIN=$other go test") || !strings.Contains(string(ciRun), "cd examples/nats && GOTOOLCHAIN=$other go test") {
 		t.Error(".ci/run does not run the overlays' tests again with GOTOOLCHAIN=go1.27.3")
 	}
 }
