@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -210,7 +212,7 @@ func (r *runner) run(ctx context.Context) (int, error) {
 
 	store, base, version, writable := r.loadBaseline(ctx)
 	fixed, otherGo := labelGo(groups, base, results)
-	for _, sig := range sortedKeys(otherGo) {
+	for _, sig := range slices.Sorted(maps.Keys(otherGo)) {
 		r.printf("seedfall ci: %s did not fail, but its seeds were recorded with %s and this run's guests are built with %s: not marked fixed until a run with %s passes them or it fails again", sig, otherGo[sig], runGo(results), runGo(results))
 	}
 	r.shrink(ctx, groups)
@@ -355,16 +357,6 @@ func labelGo(groups []*group, base *Baseline, results []engine.Result) (fixed []
 	}
 	sort.Strings(fixed)
 	return fixed, otherGo
-}
-
-// sortedKeys are m's keys in order.
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // runGo is the Go release that built the guests of results ("" if none says).

@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -576,12 +577,7 @@ func unknownField(v any, t reflect.Type, path string) string {
 		if t.Kind() != reflect.Struct {
 			return ""
 		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			ft, ok := jsonField(t, k)
 			p := k
 			if path != "" {
@@ -626,12 +622,7 @@ func typeErrorField(v any, t reflect.Type, bad reflect.Type, path string) string
 		if t.Kind() != reflect.Struct {
 			return ""
 		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			ft, ok := jsonField(t, k)
 			if !ok {
 				continue

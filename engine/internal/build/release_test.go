@@ -37,15 +37,7 @@ func TestNetOverlayAnchorMissing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module m\n\ngo 1.26\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("GOROOT", root) // `go env GOROOT` in dir now names the fake toolchain
-	t.Setenv("SEEDFALL_CACHE", t.TempDir())
+	dir := moduleOnToolchain(t, root)
 	_, err := Node(context.Background(), Spec{Dir: dir, ConfigPath: filepath.Join(dir, "seedfall.json"), Name: "n1", Pkg: ".", NetOverlay: true})
 	if err == nil {
 		t.Fatal("built a node with net_overlay on a toolchain the edits do not fit")
