@@ -25,7 +25,13 @@ func TestStrictDirsLosesRenames(t *testing.T) {
 		t.Fatalf("%s has %d faults, want 1", plan, n)
 	}
 	code, out := exampletest.Run(t, "replay", "-q", "-c", "seedfall.strict.json", "-seed", fmt.Sprint(seed), "-faults", plan)
-	exampletest.WantFail(t, code, out, fmt.Sprintf("FAIL seed %d ", seed), `acknowledged write lost: k5=v21-1111111111, server now answers "VAL v5-555555555555555"`)
+	// The same crash, recorded with go1.26.8, undoes another acknowledged rename under
+	// go1.27's runtime: the same finding, another key reads back its previous value.
+	lost := exampletest.PerGo(t, "the write seed 1's plan loses", map[string]string{
+		"go1.26": `acknowledged write lost: k5=v21-1111111111, server now answers "VAL v5-555555555555555"`,
+		"go1.27": `acknowledged write lost: k10=v26-66666666666666666666666, server now answers "VAL v10-00000000000000000000000000000000000000"`,
+	})
+	exampletest.WantFail(t, code, out, fmt.Sprintf("FAIL seed %d ", seed), lost)
 	code, out = exampletest.Run(t, "replay", "-q", "-c", "seedfall.strict.fixed.json", "-seed", fmt.Sprint(seed), "-faults", plan)
 	exampletest.WantPass(t, code, out)
 }
