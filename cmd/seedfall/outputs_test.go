@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -20,6 +21,10 @@ func TestVersionCommand(t *testing.T) {
 	}
 	if strings.HasPrefix(stdout, "seedfall devel ") {
 		t.Errorf("version is a bare devel: %s", stdout)
+	}
+	// And which Go builds the nodes here: the one the go command picks (GOTOOLCHAIN).
+	if want := "nodes here are built with " + runtime.Version() + " (go env GOVERSION)\n"; !strings.Contains(stdout, want) {
+		t.Errorf("version lacks %q:\n%s", want, stdout)
 	}
 }
 
