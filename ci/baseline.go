@@ -192,6 +192,13 @@ func mergeBaselines(theirs, mine *Baseline) *Baseline {
 func mergeEntry(t, m *Entry) *Entry {
 	r := *m
 	r.Seeds = unionSeeds(t.Seeds, m.Seeds)
+	if t.Go != m.Go && t.Go != "" && m.Go != "" {
+		// Seeds of two Go releases do not mix (Entry.Go): the later run's release wins.
+		r.Seeds = append([]uint64(nil), m.Seeds...)
+		if t.LastRun > m.LastRun {
+			r.Seeds, r.Go = append([]uint64(nil), t.Seeds...), t.Go
+		}
+	}
 	if earlier(t.FirstRun, m.FirstRun) {
 		r.FirstSeen, r.FirstRun = t.FirstSeen, t.FirstRun
 	}

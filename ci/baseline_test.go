@@ -105,6 +105,25 @@ func TestBaselineKeysSeedsByGo(t *testing.T) {
 	}
 }
 
+// TestMergeEntryGo: two writers' entries whose seeds were recorded with different Go
+// releases do not union their seeds: the later run's release and seeds win; the same
+// release unions them.
+func TestMergeEntryGo(t *testing.T) {
+	theirs := &Entry{Seeds: []uint64{1, 2}, Go: "go1.26.8", LastRun: 5, Status: StatusFailing}
+	mine := &Entry{Seeds: []uint64{7}, Go: "go1.27.3", LastRun: 6, Status: StatusFailing}
+	if r := mergeEntry(theirs, mine); r.Go != "go1.27.3" || !reflect.DeepEqual(r.Seeds, []uint64{7}) {
+		t.Errorf("mine later: %+v, want go1.27.3's seeds [7]", r)
+	}
+	mine.LastRun = 4
+	if r := mergeEntry(theirs, mine); r.Go != "go1.26.8" || !reflect.DeepEqual(r.Seeds, []uint64{1, 2}) {
+		t.Errorf("theirs later: %+v, want go1.26.8's seeds [1 2]", r)
+	}
+	mine.Go = "go1.26.8"
+	if r := mergeEntry(theirs, mine); !reflect.DeepEqual(r.Seeds, []uint64{1, 2, 7}) {
+		t.Errorf("one release: %+v, want the union [1 2 7]", r)
+	}
+}
+
 // TestPushToOtherBranchDoesNotWrite: only the default branch writes the baseline.
 func TestPushToOtherBranchDoesNotWrite(t *testing.T) {
 	gh := githubtest.New(t)
