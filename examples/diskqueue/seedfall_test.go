@@ -21,7 +21,13 @@ func TestMain(m *testing.M) { os.Exit(exampletest.Main(m)) }
 func TestFirstMetadataCrashLosesMessages(t *testing.T) {
 	const plan = "plans/first-metadata.faults.json"
 	code, out := exampletest.Run(t, "replay", "-c", "seedfall.json", "-seed", "1", "-faults", plan)
-	exampletest.WantFail(t, code, out, "acknowledged message lost: m1.0-bb (message 2 of 150 acknowledged, never delivered)",
+	// The plan, recorded with go1.26.8, makes the same loss on go1.27.3; the message's
+	// random padding differs with the release's runtime.
+	lost := exampletest.PerGo(t, "the message the plan loses", map[string]string{
+		"go1.26": "acknowledged message lost: m1.0-bb (message 2 of 150 acknowledged, never delivered)",
+		"go1.27": "acknowledged message lost: m1.0-bbbbbbbbbbb… (message 2 of 150 acknowledged, never delivered)",
+	})
+	exampletest.WantFail(t, code, out, lost,
 		"invalid message read size (1633771873)", "saving bad file as /data/queue/q.diskqueue.000000.dat.bad")
 	code, out = exampletest.Run(t, "replay", "-q", "-c", "seedfall.fixed.json", "-seed", "1", "-faults", plan)
 	exampletest.WantPass(t, code, out)
