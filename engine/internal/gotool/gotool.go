@@ -9,7 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 )
+
+// linkSeq numbers the temporary names of ensureLink in this process.
+var linkSeq atomic.Uint64
 
 // A toolchain that the go command fetched for GOTOOLCHAIN (or a go.mod's toolchain
 // line) lives in the module cache, golang.org/toolchain@v0.0.1-go1.27.3.linux-amd64,
@@ -63,8 +67,9 @@ func ensureLink(link, target string) error {
 	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
 		return err
 	}
-	tmp := fmt.Sprintf("%s.tmp%d", link, os.Getpid())
-	os.Remove(tmp)
+	// A name of this call's own: two processes, or two node builds of one process, may
+	// make the link at once.
+	tmp := fmt.Sprintf("%s.tmp%d-%d", link, os.Getpid(), linkSeq.Add(1))
 	if err := os.Symlink(target, tmp); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -44,5 +45,35 @@ func TestResolve(t *testing.T) {
 	}
 	if _, err := Resolve("", modcache, cache); err == nil {
 		t.Fatal("Resolve accepted an empty GOROOT")
+	}
+}
+
+// TestResolveConcurrent: node builds of one process resolve the same fetched toolchain
+// at once; every one gets the link, none an error, and no temporary name is left.
+func TestResolveConcurrent(t *testing.T) {
+	cache, modcache := t.TempDir(), t.TempDir()
+	root := filepath.Join(modcache, "golang.org", "toolchain@v0.0.1-go1.27.3.linux-amd64")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := Resolve(root, modcache, cache); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	ents, _ := os.ReadDir(filepath.Join(cache, "goroot"))
+	if len(ents) != 1 || ents[0].Name() != filepath.Base(root) {
+		t.Errorf("goroot holds %v, want only the link", ents)
 	}
 }
