@@ -48,6 +48,9 @@ type Config struct {
 	Watchdog Duration `json:"watchdog,omitempty"`
 	// MemoryLimitMiB caps each guest's linear memory. Default 512.
 	MemoryLimitMiB int `json:"memory_limit_mib,omitempty"`
+	// MmapLimitMiB caps what each incarnation maps with mmap in all: a mapping is guest
+	// memory (docs/overlay.md). Default half of memory_limit_mib.
+	MmapLimitMiB int `json:"mmap_limit_mib,omitempty"`
 	// OutputLimitKiB caps the stdout+stderr one node incarnation may write to the trace;
 	// beyond it, output is counted and dropped. Default 1024.
 	OutputLimitKiB int `json:"output_limit_kib,omitempty"`
@@ -433,6 +436,12 @@ func (c *Config) validate() error {
 	if c.MemoryLimitMiB < 0 || c.MemoryLimitMiB > 4096 {
 		return fmt.Errorf("field memory_limit_mib: %d is out of range (1 to 4096)", c.MemoryLimitMiB)
 	}
+	if mem := c.MemoryLimitMiB; c.MmapLimitMiB < 0 || (mem > 0 && c.MmapLimitMiB > mem) || (mem == 0 && c.MmapLimitMiB > 512) {
+		if mem == 0 {
+			mem = 512
+		}
+		return fmt.Errorf("field mmap_limit_mib: %d is out of range (1 to memory_limit_mib, %d): mappings live in guest memory", c.MmapLimitMiB, mem)
+	}
 	if c.OutputLimitKiB < 0 {
 		return fmt.Errorf("field output_limit_kib: %d is negative", c.OutputLimitKiB)
 	}
@@ -491,6 +500,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MemoryLimitMiB == 0 {
 		c.MemoryLimitMiB = 512
+	}
+	if c.MmapLimitMiB == 0 {
+		c.MmapLimitMiB = c.MemoryLimitMiB / 2
 	}
 	if c.OutputLimitKiB == 0 {
 		c.OutputLimitKiB = 1024

@@ -120,6 +120,9 @@ func (inc *incarnation) RandUint64() uint64 { return inc.rand.Uint64() }
 // Disk is the node's file system.
 func (inc *incarnation) Disk() *disk.FS { return inc.node.disk }
 
+// MmapLimit is the config's mmap_limit_mib in bytes.
+func (inc *incarnation) MmapLimit() int64 { return int64(inc.w.cfg.MmapLimitMiB) << 20 }
+
 // CrashStream is the random stream of the crash during the current disk op.
 func (inc *incarnation) CrashStream() disk.Chooser { return inc.crashStream() }
 

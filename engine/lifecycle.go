@@ -93,6 +93,7 @@ func (inc *incarnation) main() {
 		prof.exited(inc)
 	}
 	if mod != nil {
+		inc.host.WritebackMaps(mod.Memory())
 		inc.collectCoverage(mod.Memory())
 		mod.Close(context.Background())
 	}

@@ -167,6 +167,43 @@ func TestWASIFiles(t *testing.T) {
 	wantLines(t, simOnly, []string{"sim: readdirnames in host order a b c e m sub zz, sorted true"})
 }
 
+// TestWASIMapped runs flock and mmap natively over a real directory and in the simulator
+// (the wasip1 platform layer, engine/internal/platform): reads through a map of what was
+// written through the file, a map longer than its file, writes and truncates that show
+// in a map, stores through a writable shared map that reads and msync see, a private
+// map, mmap's errors, and flock per open file description: EWOULDBLOCK, release at
+// close, shared locks, Linux's conversion that drops the old lock when it fails, a
+// blocking lock that waits for another goroutine. The outputs must agree line by line.
+func TestWASIMapped(t *testing.T) {
+	t.Parallel()
+	sim, _ := guestRun(t, 1, "", "mapped", "/w")
+
+	bin := filepath.Join(t.TempDir(), "basic")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/guests/basic").CombinedOutput(); err != nil {
+		t.Fatalf("native build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "mapped", filepath.Join(t.TempDir(), "w")).Output()
+	if err != nil {
+		t.Fatalf("native run: %v\n%s", err, out)
+	}
+	native := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	for i := 0; i < max(len(sim), len(native)); i++ {
+		var s, n string
+		if i < len(sim) {
+			s = sim[i]
+		}
+		if i < len(native) {
+			n = native[i]
+		}
+		if s != n {
+			t.Errorf("line %d:\n  simulated %q\n  native    %q", i+1, s, n)
+		}
+	}
+	if len(native) < 40 {
+		t.Errorf("native run printed only %d lines", len(native))
+	}
+}
+
 // TestWASIPollTimers: poll_oneoff with clock subscriptions wakes sleepers in deadline
 // order, and stopped, reset, AfterFunc, context and ticker timers behave.
 func TestWASIPollTimers(t *testing.T) {

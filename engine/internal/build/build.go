@@ -27,6 +27,7 @@ import (
 	"github.com/seedfall/seedfall/engine/internal/gotool"
 	"github.com/seedfall/seedfall/engine/internal/interleave"
 	"github.com/seedfall/seedfall/engine/internal/overlay"
+	"github.com/seedfall/seedfall/engine/internal/platform"
 	"github.com/seedfall/seedfall/internal/cachedir"
 )
 
@@ -132,9 +133,9 @@ func Node(ctx context.Context, n Spec) (string, error) {
 	tmp.Close()
 	defer os.Remove(tmp.Name())
 	args := append([]string{"build", "-o", tmp.Name()}, flags...)
-	needOverlay := n.NetOverlay || len(n.Patches) > 0 || n.Coverage != nil || n.Interleave
+	// Every build has an overlay: the wasip1 platform layer's (internal/platform).
 	tc := gotool.Toolchain{Go: "go"}
-	if needOverlay {
+	{
 		if tc, err = toolchainFor(n.Dir); err != nil {
 			return "", fmt.Errorf("build node %q: %w", n.Name, err)
 		}
@@ -255,31 +256,64 @@ func writeOverlay(n Spec, root string) (ovPath, modfile string, err error) {
 			replace[orig] = repl
 		}
 	}
+	// The wasip1 platform layer: syscall's additions for every build, and the ports of
+	// the dependencies this build imports (internal/platform).
+	sysFiles, err := platform.WriteGOROOT(filepath.Join(dir, "platform"), root)
+	if err != nil {
+		return "", "", fmt.Errorf("build node %q: %w", n.Name, err)
+	}
+	for k, v := range sysFiles {
+		replace[k] = v
+	}
+	deps, err := listDeps(n)
+	if err != nil {
+		return "", "", fmt.Errorf("build node %q: %w", n.Name, err)
+	}
+	portFiles, err := platform.Files(deps)
+	if err != nil {
+		return "", "", fmt.Errorf("build node %q: %w", n.Name, err)
+	}
 	modcache := ""
 	mods := map[string]*patchedModule{}
-	if len(n.Patches) > 0 {
+	if len(n.Patches) > 0 || len(portFiles) > 0 {
 		if modcache, err = goEnv(n.Dir, "GOMODCACHE"); err != nil {
 			return "", "", err
 		}
 	}
 	// Entries apply in order: one that edits a file an earlier entry edited patches the
-	// earlier result, so that the two compose instead of the later silently winning.
+	// earlier result, so that the two compose instead of the later silently winning. The
+	// ports come first: a patch is written against the dependency as it builds for wasip1.
 	patched := map[string][]byte{}
 	editedBy := map[string]string{}
-	for i, patch := range n.Patches {
-		files, err := applyPatch(n, filepath.Join(n.Dir, patch), patched, editedBy)
-		if err != nil {
+	steps := make([]string, 0, len(n.Patches)+1)
+	if len(portFiles) > 0 {
+		steps = append(steps, "")
+	}
+	steps = append(steps, n.Patches...)
+	for si, patch := range steps {
+		i := si
+		if len(portFiles) > 0 {
+			i--
+		}
+		var files map[string][]byte
+		if i < 0 {
+			files = portFiles
+		} else if files, err = applyPatch(n, filepath.Join(n.Dir, patch), patched, editedBy); err != nil {
 			return "", "", fmt.Errorf("node %q patches[%d] (%s): %w", n.Name, i, patch, err)
+		}
+		by := fmt.Sprintf("patches[%d] (%s)", i, patch)
+		if i < 0 {
+			by = "seedfall's wasip1 ports (docs/overlay.md)"
 		}
 		// Record every edited file before splitModCache takes the module cache's out of
 		// files: a later entry must patch those on top of this one too.
 		for orig, content := range files {
 			patched[orig] = content
-			editedBy[orig] = fmt.Sprintf("patches[%d] (%s)", i, patch)
+			editedBy[orig] = by
 		}
 		inCache, err := splitModCache(modcache, files)
 		if err != nil {
-			return "", "", fmt.Errorf("node %q patches[%d] (%s): %w", n.Name, i, patch, err)
+			return "", "", fmt.Errorf("node %q %s: %w", n.Name, by, err)
 		}
 		for d, m := range inCache {
 			if prev := mods[d]; prev != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/seedfall/seedfall/engine/internal/cover"
 	"github.com/seedfall/seedfall/engine/internal/interleave"
 	"github.com/seedfall/seedfall/engine/internal/overlay"
+	"github.com/seedfall/seedfall/engine/internal/platform"
 )
 
 // A node's build is skipped when the hash of its inputs names a module built before
@@ -115,6 +116,7 @@ func inputsKey(n Spec, args []string) (string, error) {
 	writeField(h, "args", []byte(strings.Join(args, "\x00")))
 	writeField(h, "pkg", []byte(n.Pkg))
 	writeField(h, "tags", []byte(strings.Join(n.Tags, ",")))
+	writeField(h, "platform", []byte(platform.Fingerprint()))
 	if n.NetOverlay {
 		writeField(h, "net_overlay", []byte(overlay.Fingerprint()))
 	}

@@ -3,6 +3,7 @@ package build
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/seedfall/seedfall/engine/internal/platform"
 )
 
 // applyPatch reads a unified diff whose file names are import-path style
@@ -189,4 +192,52 @@ func PatchedFiles(n Spec) (map[string][]byte, error) {
 		}
 	}
 	return patched, nil
+}
+
+// listDeps returns the packages the node's main package imports, directly or not, for
+// wasip1, each with the module it belongs to (after replace directives): what the
+// platform layer's ports are chosen by. Packages of the standard library are left out.
+func listDeps(n Spec) (map[string]platform.Module, error) {
+	pkg := n.Pkg
+	if !strings.HasPrefix(pkg, ".") && !strings.HasPrefix(pkg, "/") && !strings.Contains(pkg, ".") {
+		pkg = "./" + pkg
+	}
+	args := []string{"list", "-e", "-deps", "-json=ImportPath,Module,Standard"}
+	if len(n.Tags) > 0 {
+		args = append(args, "-tags", strings.Join(n.Tags, ","))
+	}
+	cmd := exec.Command("go", append(args, pkg)...)
+	cmd.Dir = n.Dir
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list -deps %s: %v: %s", pkg, err, strings.TrimSpace(stderr.String()))
+	}
+	type module struct {
+		Path, Version, Dir string
+		Replace            *module
+	}
+	deps := map[string]platform.Module{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p struct {
+			ImportPath string
+			Standard   bool
+			Module     *module
+		}
+		if err := dec.Decode(&p); err != nil {
+			return nil, fmt.Errorf("go list -deps %s: %w", pkg, err)
+		}
+		if p.Standard || p.Module == nil {
+			continue
+		}
+		m := platform.Module{Path: p.Module.Path, Version: p.Module.Version, Dir: p.Module.Dir}
+		if r := p.Module.Replace; r != nil {
+			m.Version, m.Dir = r.Version, r.Dir
+		}
+		deps[p.ImportPath] = m
+	}
+	return deps, nil
 }

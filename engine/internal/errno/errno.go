@@ -12,6 +12,7 @@ type Errno uint16
 // The errnos seedfall returns, with their WASI numbers.
 const (
 	Success      Errno = 0
+	EACCES       Errno = 2
 	EADDRINUSE   Errno = 3
 	EAGAIN       Errno = 6
 	EBADF        Errno = 8
@@ -24,7 +25,9 @@ const (
 	EINVAL       Errno = 28
 	EIO          Errno = 29
 	EISDIR       Errno = 31
+	ENODEV       Errno = 43
 	ENOENT       Errno = 44
+	ENOMEM       Errno = 48
 	ENOSPC       Errno = 51
 	ENOSYS       Errno = 52
 	ENOTCONN     Errno = 53
@@ -38,6 +41,7 @@ const (
 )
 
 var names = map[Errno]string{
+	EACCES:       "EACCES: permission denied",
 	EADDRINUSE:   "EADDRINUSE: address already in use",
 	EAGAIN:       "EAGAIN: resource temporarily unavailable",
 	EBADF:        "EBADF: bad file descriptor",
@@ -50,7 +54,9 @@ var names = map[Errno]string{
 	EINVAL:       "EINVAL: invalid argument",
 	EIO:          "EIO: input/output error",
 	EISDIR:       "EISDIR: is a directory",
+	ENODEV:       "ENODEV: no such device",
 	ENOENT:       "ENOENT: no such file or directory",
+	ENOMEM:       "ENOMEM: cannot allocate memory",
 	ENOSPC:       "ENOSPC: no space left on device",
 	ENOSYS:       "ENOSYS: function not implemented",
 	ENOTCONN:     "ENOTCONN: transport endpoint is not connected",

@@ -29,6 +29,9 @@ func fdClose(h *Process, m api.Memory, s []uint64) uint32 {
 		e.sock.Close()
 	}
 	h.fds[fd] = nil
+	if h.locks != nil {
+		h.releaseLocks(e)
+	}
 	if e.kind == fdFile && !h.inoOpen(e.ino) {
 		// Only the last fd on an inode releases it: another may still read an
 		// unlinked file.
@@ -221,6 +224,9 @@ func (h *Process) readv(m api.Memory, fd, iovs, n, nreadPtr uint32, at int64) ui
 		if at >= 0 {
 			off = at
 		}
+		if len(h.maps) > 0 {
+			h.writebackMaps(m, e.ino)
+		}
 		start := off
 		for _, b := range bufs {
 			k, err := h.p.Disk().ReadAt(e.ino, b, off)
@@ -304,43 +310,16 @@ func (h *Process) writev(m api.Memory, fd, iovs, n, nwrittenPtr uint32, at int64
 			}
 			off = st.Size
 		}
-		h.p.InflightWrite(e.ino, off, data)
-		op := h.beginDiskOp("write", e.path, fmt.Sprintf("@%d+%d", off, len(data)))
-		if op.Crash {
-			// The write lands up to a sector boundary (faults.tear_unit), or not at all.
-			k := d.CutPoint(h.p.CrashStream(), off, len(data))
-			if !h.p.TornWrites() {
-				k = 0
-			}
-			d.WriteAtPartial(e.ino, data, off, k)
-			h.p.CrashNow(op, fmt.Sprintf("%d of %d bytes written", k, len(data)))
+		if len(h.maps) > 0 {
+			h.writebackMaps(m, e.ino)
 		}
-		h.p.SlowIO(op, "write", e.path)
-		wf := h.p.WriteFaults(op, e.ino, e.path, off, len(data))
-		if wf.EIO {
-			h.p.EndDiskOp()
-			return errnoOf(disk.EIO)
-		}
-		to := off
-		if wf.To >= 0 {
-			to = wf.To // the device writes elsewhere; the call reports the asked range written
-		}
-		write := d.WriteAt
-		if wf.Lost {
-			write = d.WriteAtLost
-		}
-		if _, err := write(e.ino, data, to); err != nil {
-			return h.diskErr(op, err)
-		}
-		if e.flags&(fdflagSync|fdflagDsync) != 0 && h.p.OSyncWrite() {
-			if err := d.Sync(e.ino, e.flags&fdflagSync == 0, false); err != nil {
-				return errnoOf(err)
-			}
+		if errno := h.writeFile(m, e.ino, e.path, e.flags, data, off, "write"); errno != 0 {
+			return errno
 		}
 		if at < 0 {
 			e.off = off + int64(len(data))
 		}
-		h.p.EndDiskOp()
+
 	case fdSock:
 		if at >= 0 {
 			return errnoSpipe
@@ -464,15 +443,63 @@ func fdTell(h *Process, m api.Memory, s []uint64) uint32 {
 	return 0
 }
 
+// writeFile writes data at off of file ino (at path) as one disk op of kind ("write",
+// or "writeback" for a mapping's dirty pages), with its crash, tear and device faults,
+// then copies what landed into the file's mappings. flags are the fd's (O_SYNC).
+func (h *Process) writeFile(m api.Memory, ino disk.Ino, path string, flags uint16, data []byte, off int64, kind string) uint32 {
+	d := h.p.Disk()
+	h.p.InflightWrite(ino, off, data)
+	op := h.p.BeginDiskOp(kind, "write", []string{path}, fmt.Sprintf("@%d+%d", off, len(data)))
+	if op.Crash {
+		// The write lands up to a sector boundary (faults.tear_unit), or not at all.
+		k := d.CutPoint(h.p.CrashStream(), off, len(data))
+		if !h.p.TornWrites() {
+			k = 0
+		}
+		d.WriteAtPartial(ino, data, off, k)
+		h.p.CrashNow(op, fmt.Sprintf("%d of %d bytes written", k, len(data)))
+	}
+	h.p.SlowIO(op, "write", path)
+	wf := h.p.WriteFaults(op, ino, path, off, len(data))
+	if wf.EIO {
+		h.p.EndDiskOp()
+		return errnoOf(disk.EIO)
+	}
+	to := off
+	if wf.To >= 0 {
+		to = wf.To // the device writes elsewhere; the call reports the asked range written
+	}
+	write := d.WriteAt
+	if wf.Lost {
+		write = d.WriteAtLost
+	}
+	if _, err := write(ino, data, to); err != nil {
+		return h.diskErr(op, err)
+	}
+	if flags&(fdflagSync|fdflagDsync) != 0 && h.p.OSyncWrite() {
+		if err := d.Sync(ino, flags&fdflagSync == 0, false); err != nil {
+			return errnoOf(err)
+		}
+	}
+	if len(h.maps) > 0 {
+		h.refreshMaps(m, ino, off, int64(len(data)))
+		if to != off {
+			h.refreshMaps(m, ino, to, int64(len(data)))
+		}
+	}
+	h.p.EndDiskOp()
+	return 0
+}
+
 func fdSync(h *Process, m api.Memory, s []uint64) uint32 {
-	return h.sync(u32(s, 0), false)
+	return h.sync(m, u32(s, 0), false)
 }
 
 func fdDatasync(h *Process, m api.Memory, s []uint64) uint32 {
-	return h.sync(u32(s, 0), true)
+	return h.sync(m, u32(s, 0), true)
 }
 
-func (h *Process) sync(fd uint32, dataOnly bool) uint32 {
+func (h *Process) sync(m api.Memory, fd uint32, dataOnly bool) uint32 {
 	e := h.fd(fd)
 	if e == nil {
 		return errnoBadf
@@ -488,24 +515,34 @@ func (h *Process) sync(fd uint32, dataOnly bool) uint32 {
 	if e.kind == fdDir {
 		match = "dir_fsync"
 	}
-	op := h.p.BeginDiskOp(name, match, []string{e.path}, "")
-	fail, skip := h.p.SyncFaults(op, match, e.path, e.kind == fdDir, dataOnly)
+	return h.syncIno(m, e.ino, e.path, e.kind == fdDir, dataOnly, name, match)
+}
+
+// syncIno is one sync op of kind name on ino (at path; dir: a directory), which fault
+// filters see as match. A file's mappings are written back first: fsync, fdatasync and
+// msync make their dirty pages durable too, as on Linux.
+func (h *Process) syncIno(m api.Memory, ino disk.Ino, path string, dir, dataOnly bool, name, match string) uint32 {
+	if len(h.maps) > 0 && !dir {
+		h.writebackMaps(m, ino)
+	}
+	op := h.p.BeginDiskOp(name, match, []string{path}, "")
+	fail, skip := h.p.SyncFaults(op, match, path, dir, dataOnly)
 	if !op.Crash {
-		h.p.SlowIO(op, match, e.path)
+		h.p.SlowIO(op, match, path)
 	}
 	if op.Crash {
 		if disk.Pick(h.p.CrashStream(), disk.Decision{Kind: disk.InflightApply, N: 2}) == 0 {
-			h.p.Disk().Sync(e.ino, dataOnly, fail)
+			h.p.Disk().Sync(ino, dataOnly, fail)
 		}
 		h.p.CrashNow(op, "")
 	}
 	var err error
 	if !skip {
-		err = h.p.Disk().Sync(e.ino, dataOnly, fail)
+		err = h.p.Disk().Sync(ino, dataOnly, fail)
 	}
 	h.p.EndDiskOp()
 	if fail {
-		h.p.Tracef("disk #%d %s %s: EIO (injected)", op.N, name, e.path)
+		h.p.Tracef("disk #%d %s %s: EIO (injected)", op.N, name, path)
 	}
 	return errnoOf(err)
 }
@@ -519,9 +556,19 @@ func fdFilestatSetSize(h *Process, m api.Memory, s []uint64) uint32 {
 		return errnoInval // ftruncate of a read-only fd is EINVAL on Linux
 	}
 	size := int64(s[1])
+	var old int64
+	if len(h.maps) > 0 {
+		h.writebackMaps(m, e.ino)
+		if st, err := h.p.Disk().Stat(e.ino); err == nil {
+			old = st.Size
+		}
+	}
 	op := h.beginDiskOp("truncate", e.path, fmt.Sprint(size))
 	if err := h.namespaceOp(op, func() error { return h.p.Disk().Truncate(e.ino, size) }); err != nil {
 		return h.diskErr(op, err)
+	}
+	if len(h.maps) > 0 {
+		h.refreshMaps(m, e.ino, min(old, size), max(old, size)-min(old, size))
 	}
 	return 0
 }
@@ -539,6 +586,9 @@ func fdAllocate(h *Process, m api.Memory, s []uint64) uint32 {
 	if end <= st.Size {
 		return 0
 	}
+	if len(h.maps) > 0 {
+		h.writebackMaps(m, e.ino)
+	}
 	op := h.beginDiskOp("allocate", e.path, fmt.Sprint(end))
 	if op.Crash {
 		h.p.CrashNow(op, "")
@@ -547,6 +597,9 @@ func fdAllocate(h *Process, m api.Memory, s []uint64) uint32 {
 	h.p.EndDiskOp()
 	if err != nil {
 		return h.diskErr(op, err)
+	}
+	if len(h.maps) > 0 {
+		h.refreshMaps(m, e.ino, st.Size, end-st.Size)
 	}
 	return 0
 }

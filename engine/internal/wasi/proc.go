@@ -67,6 +67,9 @@ type Proc interface {
 
 	// Disk is the node's file system. It outlives the incarnation.
 	Disk() *disk.FS
+	// MmapLimit is how many bytes the incarnation may map in all (mmap_limit_mib); 0
+	// means DefaultMmapLimit.
+	MmapLimit() int64
 	// BeginDiskOp numbers a mutating or syncing disk op of kind on paths (paths[0] is
 	// traced) and decides whether the node crashes during it; match is the kind that
 	// fault filters see (a directory's fsync is "dir_fsync"). detail is traced after

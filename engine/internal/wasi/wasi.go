@@ -122,6 +122,11 @@ func processOf(ctx context.Context) *Process { return ctx.Value(procKey{}).(*Pro
 type Process struct {
 	p   Proc
 	fds []*fdEntry
+	// locks are the flock locks of the incarnation's open files, maps its mappings
+	// (mmap.go), mapped their bytes.
+	locks  map[disk.Ino]*flockState
+	maps   []*mapping
+	mapped int64
 }
 
 // NewProcess returns the host state of a new incarnation p.
@@ -186,7 +191,7 @@ func Instantiate(ctx context.Context, rt wazero.Runtime) error {
 	if err := buildHost(ctx, rt, "wasi_snapshot_preview1", wasiFuncs()); err != nil {
 		return err
 	}
-	return buildHost(ctx, rt, "seedfall", seedfallFuncs())
+	return buildHost(ctx, rt, "seedfall", append(seedfallFuncs(), mmapFuncs()...))
 }
 
 func buildHost(ctx context.Context, rt wazero.Runtime, module string, fns []wasiFunc) error {

@@ -392,6 +392,9 @@ func errName(err error) string {
 		{syscall.EXDEV, "EXDEV"},
 		{syscall.EPERM, "EPERM"},
 		{syscall.EACCES, "EACCES"},
+		{syscall.EAGAIN, "EAGAIN"},
+		{syscall.ENODEV, "ENODEV"},
+		{syscall.ENOMEM, "ENOMEM"},
 		{fs.ErrExist, "exist"},
 		{fs.ErrNotExist, "notexist"},
 	} {

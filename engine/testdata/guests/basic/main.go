@@ -74,6 +74,8 @@ func main() {
 		random()
 	case "files":
 		files(arg(0, "/w"))
+	case "mapped":
+		mapped(arg(0, "/w"))
 	case "meta":
 		meta(arg(0, "/w"))
 	case "timers":

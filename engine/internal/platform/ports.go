@@ -1,0 +1,198 @@
+package platform
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/seedfall/seedfall/engine/internal/srcedit"
+)
+
+// Port makes one package of a module build for wasip1: files added to it and anchored
+// edits of its own files. It applies to the module's versions v with Min <= v < Below.
+type Port struct {
+	Module     string // module path: "go.etcd.io/bbolt"
+	Pkg        string // the package the files belong to: "go.etcd.io/bbolt/internal/common"
+	Min, Below string // semantic versions: "v1.4.0", "v1.6.0"
+	Why        string // what is missing on wasip1, for docs/overlay.md and errors
+	Add        []Added
+	Edit       []srcedit.File // Path relative to the module's root
+}
+
+// Added is a file a port adds; Path is relative to the module's root.
+type Added struct {
+	Path string
+	Text []byte
+}
+
+//go:embed files/ports/xsys_unix_wasip1.go.txt
+var xsysUnix []byte
+
+//go:embed files/ports/bbolt_common_wasm.go.txt
+var bboltCommon []byte
+
+//go:embed files/ports/bbolt13_wasm.go.txt
+var bbolt13 []byte
+
+// buildLine is an edit that adds wasip1 to a file's build constraint.
+func buildLine(what, old, new string) srcedit.Edit {
+	return srcedit.Replace(what, old+"\n", new+"\n")
+}
+
+// Ports are the dependencies the layer ports, listed in docs/overlay.md.
+var Ports = []Port{
+	{
+		Module: "golang.org/x/sys", Pkg: "golang.org/x/sys/unix", Min: "v0.1.0", Below: "v0.51.0",
+		Why: "package unix has almost no file for wasip1: Mmap, Munmap, Msync, Madvise, Mlock, Flock, Fdatasync, Fallocate and their constants are added over syscall's",
+		Add: []Added{{Path: "unix/seedfall_wasip1.go", Text: xsysUnix}},
+	},
+	{
+		Module: "go.etcd.io/bbolt", Pkg: "go.etcd.io/bbolt/internal/common", Min: "v1.4.0", Below: "v1.6.0",
+		Why: "no size-limit file for GOARCH=wasm (MaxMapSize, MaxAllocSize): 386's values are added",
+		Add: []Added{{Path: "internal/common/seedfall_wasm.go", Text: bboltCommon}},
+	},
+	{
+		Module: "go.etcd.io/bbolt", Pkg: "go.etcd.io/bbolt", Min: "v1.3.6", Below: "v1.4.0",
+		Why: "no size-limit file for GOARCH=wasm (maxMapSize, maxAllocSize): 386's values are added",
+		Add: []Added{{Path: "seedfall_wasm.go", Text: bbolt13}},
+	},
+	{
+		Module: "github.com/syndtr/goleveldb", Pkg: "github.com/syndtr/goleveldb/leveldb/storage", Min: "v1.0.0", Below: "v1.1.0",
+		Why: "file_storage_unix.go (flock, directory sync) leaves wasip1 out of its build constraint",
+		Edit: []srcedit.File{{Path: "leveldb/storage/file_storage_unix.go", Edits: []srcedit.Edit{
+			buildLine("build constraint: add wasip1",
+				"//go:build darwin || dragonfly || freebsd || linux || netbsd || openbsd",
+				"//go:build darwin || dragonfly || freebsd || linux || netbsd || openbsd || wasip1"),
+			buildLine("old build constraint: add wasip1",
+				"// +build darwin dragonfly freebsd linux netbsd openbsd",
+				"// +build darwin dragonfly freebsd linux netbsd openbsd wasip1"),
+		}}},
+	},
+	{
+		Module: "github.com/prometheus/prometheus", Pkg: "github.com/prometheus/prometheus/tsdb/fileutil", Min: "v0.40.0", Below: "v0.400.0",
+		Why: "flock_unix.go leaves wasip1 out of its build constraint, and there is no maxMapSize for GOARCH=wasm",
+		Edit: []srcedit.File{
+			{Path: "tsdb/fileutil/flock_unix.go", Edits: []srcedit.Edit{
+				buildLine("build constraint: add wasip1",
+					"//go:build darwin || dragonfly || freebsd || linux || netbsd || openbsd",
+					"//go:build darwin || dragonfly || freebsd || linux || netbsd || openbsd || wasip1"),
+			}},
+		},
+	},
+	{
+		Module: "github.com/xujiajun/mmap-go", Pkg: "github.com/xujiajun/mmap-go", Min: "v1.0.0", Below: "v1.1.0",
+		Why: "mmap_unix.go leaves wasip1 out of its build constraint",
+		Edit: []srcedit.File{{Path: "mmap_unix.go", Edits: []srcedit.Edit{
+			buildLine("build constraint: add wasip1",
+				"// +build darwin dragonfly freebsd linux openbsd solaris netbsd",
+				"// +build darwin dragonfly freebsd linux openbsd solaris netbsd wasip1"),
+		}}},
+	},
+}
+
+// Module is a module a build uses, as `go list -m -json` describes it.
+type Module struct {
+	Path, Version, Dir string
+}
+
+// PortError is a build that imports a ported package of a module at a version the port
+// was not written for, or whose files the port's edits do not fit.
+type PortError struct {
+	Port    Port
+	Version string
+	Dir     string
+	Reason  string
+}
+
+func (e *PortError) Error() string {
+	v := e.Version
+	if v == "" {
+		v = "a local copy (no version)"
+	}
+	written := e.Port.Min
+	if e.Port.Below != "" {
+		written += " up to but not including " + e.Port.Below
+	}
+	return fmt.Sprintf("%s: %s@%s (package %s, at %s): %s; seedfall's port of it (%s) was written for %s (docs/overlay.md, \"Ports\")",
+		Name, e.Port.Module, v, e.Port.Pkg, e.Dir, e.Reason, e.Port.Why, written)
+}
+
+// Files returns the files the ports add or edit for a build whose imported packages
+// are pkgs (import path to the module it belongs to), keyed by absolute path: the
+// module's directory joined with the port's file. A ported package imported at a
+// version outside every range of its ports is a *PortError.
+func Files(pkgs map[string]Module) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	done := map[string]bool{}
+	for _, first := range Ports {
+		m, ok := pkgs[first.Pkg]
+		if !ok || done[first.Pkg] {
+			continue
+		}
+		done[first.Pkg] = true
+		var port *Port
+		var ranges []string
+		for i, q := range Ports {
+			if q.Pkg != first.Pkg {
+				continue
+			}
+			ranges = append(ranges, q.Min+" up to but not including "+q.Below)
+			if port == nil && inRange(m.Version, q.Min, q.Below) {
+				port = &Ports[i]
+			}
+		}
+		if port == nil {
+			reason := "this version is outside the range"
+			if len(ranges) > 1 {
+				first.Min, first.Below = strings.Join(ranges, ", or "), ""
+				reason = "this version is outside every range"
+			}
+			return nil, &PortError{Port: first, Version: m.Version, Dir: m.Dir, Reason: reason}
+		}
+		if err := port.files(m, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// files adds the port's files of module m to out.
+func (port *Port) files(m Module, out map[string][]byte) error {
+	for _, a := range port.Add {
+		dst := filepath.Join(m.Dir, filepath.FromSlash(a.Path))
+		if _, err := os.Stat(dst); err == nil {
+			return &PortError{Port: *port, Version: m.Version, Dir: m.Dir, Reason: fmt.Sprintf("it already has %s, which the port adds", a.Path)}
+		}
+		out[dst] = a.Text
+	}
+	for _, f := range port.Edit {
+		src := filepath.Join(m.Dir, filepath.FromSlash(f.Path))
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return &PortError{Port: *port, Version: m.Version, Dir: m.Dir, Reason: fmt.Sprintf("cannot read %s: %v", f.Path, err)}
+		}
+		for _, e := range f.Edits {
+			applied := false
+			var counts []string
+			for _, v := range e.Variants {
+				n := bytes.Count(data, []byte(v.Anchor))
+				if n == 1 {
+					data = bytes.Replace(data, []byte(v.Anchor), []byte(v.With), 1)
+					applied = true
+					break
+				}
+				counts = append(counts, strconv.Itoa(n))
+			}
+			if !applied {
+				return &PortError{Port: *port, Version: m.Version, Dir: m.Dir,
+					Reason: fmt.Sprintf("the edit %q of %s does not apply: the code it changes occurs %s times, want exactly once", e.What, f.Path, strings.Join(counts, ", "))}
+			}
+		}
+		out[src] = data
+	}
+	return nil
+}
