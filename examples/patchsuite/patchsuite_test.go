@@ -29,10 +29,6 @@ import (
 type patchCase struct {
 	example string
 	patch   string
-	// port is set for the wasip1 ports: they retarget the library's unix files to
-	// wasip1 (or drop its flock), so on the host they remove what its tests exercise.
-	// They are not run here; the example's own tests build and run them under seedfall.
-	port string
 	// pkgs are the packages to test, relative to the module root ("." for the root);
 	// empty means the packages of the patched files.
 	pkgs []string
@@ -53,12 +49,9 @@ var cases = []patchCase{
 	{example: "dque", patch: "fix-dir-sync.patch"},
 	{example: "dque", patch: "fix-only-segment.patch"},
 	{example: "dque", patch: "fix-torn-record.patch"},
-	{example: "dque", patch: "wasip1-flock.patch", port: "removes flock(2) from gofrs/flock: its lock tests would fail by design"},
 	{example: "etcdraft", patch: "snap-save-fsync-dir.patch"},
 	{example: "etcdraft", patch: "wal-create-fsync-dir.patch"},
-	{example: "etcdraft", patch: "wasip1-flock.patch", port: "removes flock(2) from fileutil's lock: its lock tests would fail by design"},
 	{example: "goleveldb", patch: "fix-incomplete-first-current.patch"},
-	{example: "goleveldb", patch: "wasip1-port.patch", port: "retags file_storage_unix.go as wasip1: the host build loses its unix storage"},
 	// The filestore tests of nats-server take far longer than the rest together: the
 	// stream-creation and recovery tests around the patched newFileStoreWithCreated.
 	{example: "nats", patch: "metasum-rewrite.patch", run: "TestFileStore(Basic|MsgHeaders|Recover|Meta|Create|StreamStateDeleted|Snapshot)"},
@@ -66,17 +59,14 @@ var cases = []patchCase{
 	{example: "nutsdb", patch: "fix-bucket-meta-fsync-and-dir-fsync.patch"},
 	{example: "nutsdb", patch: "fix-bucket-meta-fsync.patch"},
 	{example: "nutsdb", patch: "fix-torn-tail.patch"},
-	{example: "nutsdb", patch: "wasip1-port.patch", port: "retags mmap-go's and nutsdb's unix files as wasip1: the host build loses them"},
 	{example: "pogreb", patch: "fix-dir-fsync.patch", pkgs: []string{".", "./fs"}},
 	{example: "pogreb", patch: "fix-recovery-truncate.patch", pkgs: []string{".", "./fs"}},
 	{example: "pogreb", patch: "fix-record-size-before-alloc.patch", pkgs: []string{".", "./fs"}},
-	{example: "pogreb", patch: "wasip1-port.patch", port: "removes flock(2) and mmap from fs/os_unix.go and fs/os_mmap_unix.go"},
 	{example: "prometheus-wlog", patch: "fix-repair-fsync-and-segment-dirsync.patch"},
 	{example: "prometheus-wlog", patch: "fix-read-error-not-corruption.patch"},
 	{example: "prometheus-wlog", patch: "fix-repair-fsync.patch"},
 	{example: "prometheus-wlog", patch: "fix-torn-header.patch"},
 	{example: "prometheus-wlog", patch: "old-fix-torn-header-rejects-empty.patch", run: "TestReader$", wantFail: "--- FAIL: TestReader/Reader/0"},
-	{example: "prometheus-wlog", patch: "wasip1-port.patch", port: "retags fileutil's flock_unix.go and mmap_unix.go as wasip1"},
 	{example: "pudge", patch: "fix-crash-safe-update-and-dir-fsync.patch"},
 	{example: "pudge", patch: "fix-crash-safe-update.patch"},
 	{example: "raft", patch: "snapshot-dir-fsync.patch", run: "Snapshot"},
@@ -144,9 +134,6 @@ func TestLibrarySuites(t *testing.T) {
 	base := t.TempDir() // the copies outlive each subtest
 	for _, c := range cases {
 		t.Run(c.example+"/"+c.patch, func(t *testing.T) {
-			if c.port != "" {
-				t.Skipf("wasip1 port, not a fix: %s", c.port)
-			}
 			pkg := filePackages(t, c.example, c.patch)[0]
 			m := mods[c.example+" "+pkg]
 			if m == nil {

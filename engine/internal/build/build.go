@@ -269,7 +269,7 @@ func writeOverlay(n Spec, root string) (ovPath, modfile string, err error) {
 	if err != nil {
 		return "", "", fmt.Errorf("build node %q: %w", n.Name, err)
 	}
-	portFiles, err := platform.Files(deps)
+	portFiles, err := platform.Files(deps, func(pkg string) (platform.Module, bool, error) { return listModule(n, pkg) })
 	if err != nil {
 		return "", "", fmt.Errorf("build node %q: %w", n.Name, err)
 	}

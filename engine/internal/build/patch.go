@@ -194,6 +194,45 @@ func PatchedFiles(n Spec) (map[string][]byte, error) {
 	return patched, nil
 }
 
+// listModule returns the module of package pkg in the node's build, if the build can
+// import it at all.
+func listModule(n Spec, pkg string) (platform.Module, bool, error) {
+	cmd := exec.Command("go", "list", "-e", "-json=ImportPath,Module,Error", pkg)
+	cmd.Dir = n.Dir
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return platform.Module{}, false, fmt.Errorf("go list %s: %v: %s", pkg, err, strings.TrimSpace(stderr.String()))
+	}
+	var p struct {
+		Module *listedModule
+	}
+	if err := json.Unmarshal(out, &p); err != nil {
+		return platform.Module{}, false, fmt.Errorf("go list %s: %w", pkg, err)
+	}
+	if p.Module == nil || p.Module.Dir == "" {
+		return platform.Module{}, false, nil
+	}
+	return p.Module.module(), true, nil
+}
+
+// listedModule is a module as go list -json describes it.
+type listedModule struct {
+	Path, Version, Dir string
+	Replace            *listedModule
+}
+
+// module is m after its replace directive.
+func (m *listedModule) module() platform.Module {
+	out := platform.Module{Path: m.Path, Version: m.Version, Dir: m.Dir}
+	if r := m.Replace; r != nil {
+		out.Version, out.Dir = r.Version, r.Dir
+	}
+	return out
+}
+
 // listDeps returns the packages the node's main package imports, directly or not, for
 // wasip1, each with the module it belongs to (after replace directives): what the
 // platform layer's ports are chosen by. Packages of the standard library are left out.
@@ -215,17 +254,13 @@ func listDeps(n Spec) (map[string]platform.Module, error) {
 	if err != nil {
 		return nil, fmt.Errorf("go list -deps %s: %v: %s", pkg, err, strings.TrimSpace(stderr.String()))
 	}
-	type module struct {
-		Path, Version, Dir string
-		Replace            *module
-	}
 	deps := map[string]platform.Module{}
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for dec.More() {
 		var p struct {
 			ImportPath string
 			Standard   bool
-			Module     *module
+			Module     *listedModule
 		}
 		if err := dec.Decode(&p); err != nil {
 			return nil, fmt.Errorf("go list -deps %s: %w", pkg, err)
@@ -233,11 +268,7 @@ func listDeps(n Spec) (map[string]platform.Module, error) {
 		if p.Standard || p.Module == nil {
 			continue
 		}
-		m := platform.Module{Path: p.Module.Path, Version: p.Module.Version, Dir: p.Module.Dir}
-		if r := p.Module.Replace; r != nil {
-			m.Version, m.Dir = r.Version, r.Dir
-		}
-		deps[p.ImportPath] = m
+		deps[p.ImportPath] = p.Module.module()
 	}
 	return deps, nil
 }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,6 +23,10 @@ type Port struct {
 	Why        string // what is missing on wasip1, for docs/overlay.md and errors
 	Add        []Added
 	Edit       []srcedit.File // Path relative to the module's root
+	// Imports are packages that the files it brings into the wasip1 build import, which
+	// the build's package list (made before the port) may lack: a ported package of
+	// them is ported too.
+	Imports []string
 }
 
 // Added is a file a port adds; Path is relative to the module's root.
@@ -85,7 +91,8 @@ var Ports = []Port{
 	},
 	{
 		Module: "github.com/xujiajun/mmap-go", Pkg: "github.com/xujiajun/mmap-go", Min: "v1.0.0", Below: "v1.1.0",
-		Why: "mmap_unix.go leaves wasip1 out of its build constraint",
+		Why:     "mmap_unix.go leaves wasip1 out of its build constraint",
+		Imports: []string{"golang.org/x/sys/unix"},
 		Edit: []srcedit.File{{Path: "mmap_unix.go", Edits: []srcedit.Edit{
 			buildLine("build constraint: add wasip1",
 				"// +build darwin dragonfly freebsd linux openbsd solaris netbsd",
@@ -123,41 +130,91 @@ func (e *PortError) Error() string {
 
 // Files returns the files the ports add or edit for a build whose imported packages
 // are pkgs (import path to the module it belongs to), keyed by absolute path: the
-// module's directory joined with the port's file. A ported package imported at a
-// version outside every range of its ports is a *PortError.
-func Files(pkgs map[string]Module) (map[string][]byte, error) {
+// module's directory joined with the port's file. A module one of whose ported
+// packages is imported, at a version no port of the module was written for, is a
+// *PortError.
+//
+// resolve finds the module of a package that a port's Imports names and pkgs lacks
+// (ok false: the build cannot import it at all).
+func Files(pkgs map[string]Module, resolve func(pkg string) (m Module, ok bool, err error)) (map[string][]byte, error) {
+	pkgs = maps.Clone(pkgs)
+	for {
+		out, more, err := files(pkgs)
+		if err != nil || len(more) == 0 {
+			return out, err
+		}
+		added := false
+		for _, imp := range more {
+			m, ok, err := resolve(imp)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				pkgs[imp] = m
+				added = true
+			}
+		}
+		if !added {
+			return out, nil
+		}
+	}
+}
+
+// files is one round of Files: the files of the ports that pkgs select, and the
+// packages their Imports name that pkgs lacks.
+func files(pkgs map[string]Module) (map[string][]byte, []string, error) {
 	out := map[string][]byte{}
+	var more []string
 	done := map[string]bool{}
 	for _, first := range Ports {
-		m, ok := pkgs[first.Pkg]
-		if !ok || done[first.Pkg] {
+		if done[first.Module] {
 			continue
 		}
-		done[first.Pkg] = true
-		var port *Port
+		var m Module
+		imported := false
+		for _, q := range Ports {
+			if q.Module == first.Module {
+				if pm, ok := pkgs[q.Pkg]; ok {
+					m, imported = pm, true
+				}
+			}
+		}
+		if !imported {
+			continue
+		}
+		done[first.Module] = true
 		var ranges []string
+		covered := false
 		for i, q := range Ports {
-			if q.Pkg != first.Pkg {
+			if q.Module != first.Module {
 				continue
 			}
 			ranges = append(ranges, q.Min+" up to but not including "+q.Below)
-			if port == nil && inRange(m.Version, q.Min, q.Below) {
-				port = &Ports[i]
+			if !inRange(m.Version, q.Min, q.Below) {
+				continue
+			}
+			covered = true
+			if _, ok := pkgs[q.Pkg]; ok {
+				if err := Ports[i].files(m, out); err != nil {
+					return nil, nil, err
+				}
+				for _, imp := range q.Imports {
+					if _, ok := pkgs[imp]; !ok && !slices.Contains(more, imp) {
+						more = append(more, imp)
+					}
+				}
 			}
 		}
-		if port == nil {
+		if !covered {
 			reason := "this version is outside the range"
 			if len(ranges) > 1 {
 				first.Min, first.Below = strings.Join(ranges, ", or "), ""
 				reason = "this version is outside every range"
 			}
-			return nil, &PortError{Port: first, Version: m.Version, Dir: m.Dir, Reason: reason}
-		}
-		if err := port.files(m, out); err != nil {
-			return nil, err
+			return nil, nil, &PortError{Port: first, Version: m.Version, Dir: m.Dir, Reason: reason}
 		}
 	}
-	return out, nil
+	return out, more, nil
 }
 
 // files adds the port's files of module m to out.
