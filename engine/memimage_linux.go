@@ -102,7 +102,14 @@ func (m *imageMemory) Free() {
 	}
 	a := m.a
 	if m.used > a.size {
-		clear(m.buf[a.size:m.used])
+		// As mmapMemory.Free: clear the first clearLimit bytes past the image, drop the
+		// pages past those (anonymous memory: they come back zero).
+		cut := min(m.used, a.size+clearLimit)
+		clear(m.buf[a.size:cut])
+		if m.used > cut {
+			end := (m.used + 4095) &^ 4095
+			zeroPages(m.buf[cut:min(end, uint64(len(m.buf)))])
+		}
 	}
 	m.used = 0
 	a.mu.Lock()

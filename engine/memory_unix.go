@@ -59,11 +59,19 @@ func (m *mmapMemory) Reallocate(size uint64) []byte {
 	return m.buf[:size:size]
 }
 
+// clearLimit is how much of a freed memory is cleared by hand; the pages past it (a
+// guest that mapped files, whose maps live in its memory) are dropped (zeroPages).
+const clearLimit = 16 << 20
+
 func (m *mmapMemory) Free() {
 	if m.buf == nil {
 		return
 	}
-	clear(m.buf[:m.used])
+	clear(m.buf[:min(m.used, clearLimit)])
+	if m.used > clearLimit {
+		end := (m.used + 4095) &^ 4095
+		zeroPages(m.buf[clearLimit:min(end, uint64(len(m.buf)))])
+	}
 	m.used = 0
 	memPool.Lock()
 	defer memPool.Unlock()

@@ -62,7 +62,7 @@ var Ports = []Port{
 		Add: []Added{{Path: "internal/common/seedfall_wasm.go", Text: bboltCommon}},
 	},
 	{
-		Module: "go.etcd.io/bbolt", Pkg: "go.etcd.io/bbolt", Min: "v1.3.6", Below: "v1.4.0",
+		Module: "go.etcd.io/bbolt", Pkg: "go.etcd.io/bbolt", Min: "v1.3.10", Below: "v1.4.0",
 		Why: "no size-limit file for GOARCH=wasm (maxMapSize, maxAllocSize): 386's values are added",
 		Add: []Added{{Path: "seedfall_wasm.go", Text: bbolt13}},
 	},

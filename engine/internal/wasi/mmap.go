@@ -207,7 +207,7 @@ func hostMmap(h *Process, m api.Memory, s []uint64) uint32 {
 		mp.shared = flags&mapShared != 0
 		mp.write = mp.shared && prot&protWrite != 0
 		h.writebackMaps(m, e.ino)
-		h.fill(m, mp, off, int64(n))
+		h.fill(m, mp, off, int64(n), false)
 	}
 	h.maps = append(h.maps, mp)
 	h.mapped += int64(n)
@@ -266,17 +266,28 @@ func hostMsync(h *Process, m api.Memory, s []uint64) uint32 {
 	return h.syncIno(m, mp.ino, mp.path, false, true, "msync", "fdatasync")
 }
 
-// fill copies the file's bytes [off, off+n) into the part of mapping mp they overlap
-// (zeros past the end of the file).
-func (h *Process) fill(m api.Memory, mp *mapping, off, n int64) {
+// fill copies the file's bytes [off, off+n) into the part of mapping mp they overlap.
+// Past the end of the file the mapping is left as it is (zero since it was made), or
+// with zeroPast made zero (the file shrank).
+func (h *Process) fill(m api.Memory, mp *mapping, off, n int64, zeroPast bool) {
 	lo, hi := max(off, mp.off), min(off+n, mp.off+int64(mp.n))
 	if lo >= hi {
 		return
 	}
+	size := hi
+	if st, err := h.p.Disk().Stat(mp.ino); err == nil {
+		size = min(hi, st.Size)
+	}
+	if !zeroPast {
+		hi = min(hi, max(size, lo))
+	}
 	buf := make([]byte, min(hi-lo, 1<<20))
 	for at := lo; at < hi; {
 		b := buf[:min(int64(len(buf)), hi-at)]
-		k, _ := h.p.Disk().ReadAt(mp.ino, b, at)
+		k := 0
+		if at < size {
+			k, _ = h.p.Disk().ReadAt(mp.ino, b[:min(int64(len(b)), size-at)], at)
+		}
 		clear(b[k:])
 		if !m.Write(mp.ptr+uint32(at-mp.off), b) {
 			panic("wasi: mapping outside guest memory")
@@ -290,7 +301,7 @@ func (h *Process) fill(m api.Memory, mp *mapping, off, n int64) {
 func (h *Process) refreshMaps(m api.Memory, ino disk.Ino, off, n int64) {
 	for _, mp := range h.maps {
 		if mp.ino == ino && !mp.anon && mp.shared {
-			h.fill(m, mp, off, n)
+			h.fill(m, mp, off, n, true)
 		}
 	}
 }

@@ -6,9 +6,10 @@
 //	GET key\n        ->  VAL value\n  or  NONE\n
 //
 // pogreb is opened with BackgroundSyncInterval: -1 ("makes the DB call Sync() after
-// every write operation", the strongest option it documents) and FileSystem: fs.OS
-// (WASI has no mmap, so the default fs.OSMMap cannot run). pogreb recovers on Open
-// after a crash without the user's help; if Open fails the server exits 1.
+// every write operation", the strongest option it documents) and FileSystem: fs.OS, or
+// with -mmap its default fs.OSMMap (reads through mmap, which seedfall's wasip1
+// platform layer provides). pogreb recovers on Open after a crash without the user's
+// help; if Open fails the server exits 1.
 package main
 
 import (
@@ -27,8 +28,13 @@ func main() {
 	addr := flag.String("addr", ":7000", "`address` to listen on")
 	dir := flag.String("dir", "/data/pogreb", "database `directory`")
 	noSync := flag.Bool("nosync", false, "BackgroundSyncInterval 0 (never sync): acknowledge before fsync (negative control)")
+	mmap := flag.Bool("mmap", false, "FileSystem fs.OSMMap (pogreb's default) instead of fs.OS")
 	flag.Parse()
-	if err := run(*addr, *dir, *noSync); err != nil {
+	fsys := fs.OS
+	if *mmap {
+		fsys = fs.OSMMap
+	}
+	if err := run(*addr, *dir, *noSync, fsys); err != nil {
 		fmt.Fprintf(os.Stderr, "%v\n", err)
 		os.Exit(1)
 	}
@@ -36,7 +42,7 @@ func main() {
 
 type server struct{ db *pogreb.DB }
 
-func run(addr, dir string, noSync bool) error {
+func run(addr, dir string, noSync bool, fsys fs.FileSystem) error {
 	if err := kvcheck.MkdirDurable(dir); err != nil {
 		return fmt.Errorf("create database directory: %w", err)
 	}
@@ -44,7 +50,7 @@ func run(addr, dir string, noSync bool) error {
 	if noSync {
 		interval = 0
 	}
-	db, err := pogreb.Open(dir, &pogreb.Options{BackgroundSyncInterval: interval, FileSystem: fs.OS})
+	db, err := pogreb.Open(dir, &pogreb.Options{BackgroundSyncInterval: interval, FileSystem: fsys})
 	if err != nil {
 		return fmt.Errorf("open pogreb: %w", err)
 	}
