@@ -20,7 +20,3 @@ require (
 )
 
 replace github.com/seedfall/seedfall => ../..
-
-// WASI preview 1 has no flock: the shim keeps gofrs/flock's API with a per-process
-// lock table (the same shim as examples/rosedb).
-replace github.com/gofrs/flock => ../rosedb/flockshim

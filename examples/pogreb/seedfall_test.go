@@ -33,6 +33,19 @@ func TestUnpatchedRecoveryLosesWrites(t *testing.T) {
 	exampletest.WantPass(t, code, out)
 }
 
+// pogreb's default file system, fs.OSMMap, reads through mmap (seedfall's wasip1
+// platform layer): finding 10 is there too, at the same seeds as with fs.OS, and the
+// patch passes.
+func TestMmapFileSystem(t *testing.T) {
+	seed := exampletest.LowestFailsWithIn(t, "seedfall.mmap.json", "1-60", "acknowledged write lost: ")
+	want := exampletest.PerGo(t, "the first failing seed with fs.OSMMap", map[string]uint64{"go1.26": 47, "go1.27": 34})
+	if seed != want {
+		t.Errorf("seedfall.mmap.json: lowest failing seed %d, want %d (as seedfall.json's)", seed, want)
+	}
+	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "seedfall.mmap.fixed.json", "-seeds", exampletest.Seeds("1-6", "1-300"))
+	exampletest.WantPass(t, code, out)
+}
+
 // The patch passes a sweep, also under strict_dirs.
 func TestFixedPasses(t *testing.T) {
 	for _, c := range []string{"seedfall.fixed.json", "seedfall.strict.json"} {

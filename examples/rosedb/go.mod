@@ -14,9 +14,8 @@ require (
 	github.com/bwmarrin/snowflake v0.3.0 // indirect
 	github.com/gofrs/flock v0.8.1 // indirect
 	github.com/google/btree v1.1.2 // indirect
+	github.com/kr/pretty v0.3.1 // indirect
 	github.com/robfig/cron/v3 v3.0.0 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
+	golang.org/x/sys v0.44.0 // indirect
 )
-
-// gofrs/flock does not build for GOOS=wasip1 (syscall.Flock); see flockshim/.
-replace github.com/gofrs/flock => ./flockshim

@@ -8,8 +8,8 @@
 // If rosedb cannot open its own directory the server prints the library's error
 // ("open rosedb: invalid crc") and exits 1, which seedfall reports as a failure.
 //
-// rosedb imports github.com/gofrs/flock, which does not build for wasip1; this
-// module's go.mod replaces it with ./flockshim (see the README).
+// rosedb imports github.com/gofrs/flock, whose syscall.Flock builds for wasip1 through
+// seedfall's wasip1 platform layer (see the README).
 package main
 
 import (

@@ -1,3 +1,0 @@
-module github.com/gofrs/flock
-
-go 1.21
