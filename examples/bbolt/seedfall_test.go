@@ -24,6 +24,17 @@ func TestPasses(t *testing.T) {
 	}
 }
 
+// The same server with bbolt v1.5.0 (the module in v1.5/ requires it): it passes, its
+// NoSync control fails, and finding 31 is still there.
+func TestV15(t *testing.T) {
+	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "v1.5/seedfall.json", "-seeds", exampletest.Seeds("1-8", "1-300"))
+	exampletest.WantPass(t, code, out)
+	code, out = exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "v1.5/seedfall.nosync.json", "-seeds", "1-5")
+	exampletest.WantFail(t, code, out, "acknowledged write lost: ")
+	code, out = exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "v1.5/seedfall.strict.json", "-seeds", "1-20")
+	exampletest.WantFail(t, code, out, "acknowledged write lost: ")
+}
+
 // Negative control: DB.NoSync commits without fdatasync; a crash loses acknowledged
 // writes.
 func TestNegativeControlNoSync(t *testing.T) {

@@ -44,6 +44,9 @@ var bboltCommon []byte
 //go:embed files/ports/bbolt13_wasm.go.txt
 var bbolt13 []byte
 
+//go:embed files/ports/logrus_terminal_wasip1.go.txt
+var logrusTerminal []byte
+
 // buildLine is an edit that adds wasip1 to a file's build constraint.
 func buildLine(what, old, new string) srcedit.Edit {
 	return srcedit.Replace(what, old+"\n", new+"\n")
@@ -52,7 +55,7 @@ func buildLine(what, old, new string) srcedit.Edit {
 // Ports are the dependencies the layer ports, listed in docs/overlay.md.
 var Ports = []Port{
 	{
-		Module: "golang.org/x/sys", Pkg: "golang.org/x/sys/unix", Min: "v0.1.0", Below: "v0.51.0",
+		Module: "golang.org/x/sys", Pkg: "golang.org/x/sys/unix", Min: "v0.0.0-0", Below: "v0.51.0",
 		Why: "package unix has almost no file for wasip1: Mmap, Munmap, Msync, Madvise, Mlock, Flock, Fdatasync, Fallocate and their constants are added over syscall's",
 		Add: []Added{{Path: "unix/seedfall_wasip1.go", Text: xsysUnix}},
 	},
@@ -62,9 +65,14 @@ var Ports = []Port{
 		Add: []Added{{Path: "internal/common/seedfall_wasm.go", Text: bboltCommon}},
 	},
 	{
-		Module: "go.etcd.io/bbolt", Pkg: "go.etcd.io/bbolt", Min: "v1.3.10", Below: "v1.4.0",
+		Module: "go.etcd.io/bbolt", Pkg: "go.etcd.io/bbolt", Min: "v1.3.6", Below: "v1.4.0",
 		Why: "no size-limit file for GOARCH=wasm (maxMapSize, maxAllocSize): 386's values are added",
 		Add: []Added{{Path: "seedfall_wasm.go", Text: bbolt13}},
+	},
+	{
+		Module: "github.com/sirupsen/logrus", Pkg: "github.com/sirupsen/logrus", Min: "v1.4.0", Below: "v1.10.0",
+		Why: "no terminal check (isTerminal) for wasip1: a node's output is never a terminal",
+		Add: []Added{{Path: "seedfall_wasip1.go", Text: logrusTerminal}},
 	},
 	{
 		Module: "github.com/syndtr/goleveldb", Pkg: "github.com/syndtr/goleveldb/leveldb/storage", Min: "v1.0.0", Below: "v1.1.0",
@@ -173,9 +181,10 @@ func files(pkgs map[string]Module) (map[string][]byte, []string, error) {
 		var m Module
 		imported := false
 		for _, q := range Ports {
-			if q.Module == first.Module {
+			if q.Module == first.Module && !imported {
 				if pm, ok := pkgs[q.Pkg]; ok {
 					m, imported = pm, true
+					first.Pkg = q.Pkg // the package errors name
 				}
 			}
 		}
