@@ -1,0 +1,111 @@
+package etcdserver_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/seedfall/seedfall/examples/exampletest"
+)
+
+// These tests build the seedfall CLI from this repository into a temporary directory and
+// run etcd server v3.5.5 (this module) and v3.5.7 (./v3.5.7), unmodified, through embed.
+// SEEDFALL_LONG=1 runs the sweeps the README quotes.
+
+func TestMain(m *testing.M) { os.Exit(exampletest.Main(m)) }
+
+// The product page's third problem: etcd 3.5.0-3.5.5 can diverge after a crash during
+// defragmentation. Three members, random crashes, n1 defragmented every 10 puts: v3.5.5
+// fails (n1 applies puts twice: its revision runs ahead of the others', or past the puts
+// ever sent), v3.5.7 passes the same seeds.
+func TestThreeMembersDiverge(t *testing.T) {
+	seed := exampletest.LowestFailing(t, "seedfall.json", "1-20")
+	code, out := exampletest.Run(t, "run", "-c", "seedfall.json", "-seeds", fmt.Sprintf("%d-%d", seed, seed))
+	exampletest.WantFail(t, code, out, "n1=")
+	if !regexp.MustCompile(`members disagree on the revision|a put was applied twice|acknowledged put lost its revision`).MatchString(out) {
+		t.Errorf("seed %d fails, but not with a divergence:\n%s", seed, out)
+	}
+	code, out = exampletest.Run(t, "run", "-q", "-c", "v3.5.7/seedfall.json", "-seeds", exampletest.Seeds(fmt.Sprintf("1-%d", seed), "1-100"))
+	exampletest.WantPass(t, code, out)
+}
+
+// One member, one crash inside a defragmentation: at the first write of the copy
+// (db.tmp), after defrag committed the pending puts without the consistent index
+// (backend.go:468 calls unsafeCommit, which skips OnPreCommitUnsafe in v3.5.5,
+// batch_tx.go:332-335). The restarted member replays those puts from the WAL a second
+// time. The crash is placed at the same point of each version's own run, for each of
+// its first six defragmentations: v3.5.5 fails where puts were pending, v3.5.7 never.
+func TestCrashInsideDefrag(t *testing.T) {
+	const defrags = 6
+	for _, c := range []struct {
+		cfg  string
+		fail bool
+	}{{"seedfall.one.json", true}, {"v3.5.7/seedfall.one.json", false}} {
+		failed := 0
+		for k, op := range defragCopyOps(t, c.cfg, defrags) {
+			plan := filepath.Join(t.TempDir(), "defrag-crash.json")
+			text := fmt.Sprintf(`{"seed": 1, "faults": [{"kind": "crash", "node": "n1", "incarnation": 1, "disk_op": %d, "restart_after_ns": 130000000}]}`, op)
+			if err := os.WriteFile(plan, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out := exampletest.Run(t, "replay", "-q", "-c", c.cfg, "-seed", "1", "-faults", plan)
+			if code == 0 {
+				continue
+			}
+			failed++
+			where := fmt.Sprintf("crash n1 during disk op #%d (write /data/etcd/member/snap/db.tmp.", op)
+			exampletest.WantFail(t, code, out, where)
+			if !c.fail {
+				t.Errorf("%s: a crash inside defragmentation %d fails:\n%s", c.cfg, k+1, out)
+			}
+		}
+		t.Logf("%s: %d of %d crashes inside a defragmentation fail", c.cfg, failed, defrags)
+		if c.fail && failed == 0 {
+			t.Errorf("%s: none of %d crashes inside a defragmentation fails", c.cfg, defrags)
+		}
+	}
+}
+
+// defragCopyOps replays seed 1 of cfg without faults and returns n1's disk op of the
+// first write into the copy of each of its first n defragmentations.
+func defragCopyOps(t *testing.T, cfg string, n int) []int {
+	t.Helper()
+	plan := filepath.Join(t.TempDir(), "none.json")
+	if err := os.WriteFile(plan, []byte(`{"seed": 1, "faults": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out := exampletest.Run(t, "replay", "-c", cfg, "-seed", "1", "-faults", plan)
+	exampletest.WantPass(t, code, out)
+	re := regexp.MustCompile(`n1#1 disk #(\d+) write /data/etcd/member/snap/(db\.tmp\.\d+) @`)
+	seen := map[string]bool{}
+	var ops []int
+	for _, m := range re.FindAllStringSubmatch(out, -1) {
+		if !seen[m[2]] && len(ops) < n {
+			seen[m[2]] = true
+			var op int
+			fmt.Sscan(m[1], &op)
+			ops = append(ops, op)
+		}
+	}
+	if len(ops) < n {
+		t.Fatalf("%s: %d defragmentations of n1 in seed 1, want %d", cfg, len(ops), n)
+	}
+	return ops
+}
+
+// The shrunk plan of seed 1 (one member): one idle crash 103 ms after a
+// defragmentation, before the next backend commit stores the consistent index. It fails
+// v3.5.5 and passes v3.5.7, the same schedule.
+func TestShrunkPlan(t *testing.T) {
+	plan := exampletest.PerGo(t, "the shrunk plan", map[string]string{"go1.26": "plans/seed-1.shrunk.json", "go1.27": "plans/seed-1.go1.27.shrunk.json"})
+	seed, n := exampletest.ReadPlan(t, plan)
+	if n != 1 {
+		t.Fatalf("%s has %d faults, want 1", plan, n)
+	}
+	code, out := exampletest.Run(t, "replay", "-q", "-c", "seedfall.one.json", "-seed", fmt.Sprint(seed), "-faults", plan)
+	exampletest.WantFail(t, code, out, "a put was applied twice")
+	code, out = exampletest.Run(t, "replay", "-q", "-c", "v3.5.7/seedfall.one.json", "-seed", fmt.Sprint(seed), "-faults", plan)
+	exampletest.WantPass(t, code, out)
+}

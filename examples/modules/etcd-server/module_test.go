@@ -1,0 +1,10 @@
+// Package etcdserver_test runs examples/etcd-server's own tests (a module of its own).
+package etcdserver_test
+
+import (
+	"testing"
+
+	"github.com/seedfall/seedfall/examples/exampletest"
+)
+
+func TestModule(t *testing.T) { exampletest.RunModule(t, "../../etcd-server") }
