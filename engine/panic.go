@@ -51,11 +51,14 @@ func (p *panicScan) line(l string) {
 		case l == "" || strings.HasPrefix(l, "created by "):
 			p.state = panicNone // end of the goroutine's own frames
 		case strings.HasPrefix(l, "\t"):
+			file := strings.TrimSpace(l)
+			if i := strings.LastIndex(file, " +0x"); i >= 0 {
+				file = file[:i]
+			}
+			if i := strings.LastIndexByte(file, ':'); i > 0 && goloc.LayerFile(file[:i]) {
+				p.fn = "" // the platform layer's port file: its caller is the frame
+			}
 			if p.fn != "" && !runtimeFrame(p.fn) {
-				file := strings.TrimSpace(l)
-				if i := strings.LastIndex(file, " +0x"); i >= 0 {
-					file = file[:i]
-				}
 				p.frame = p.fn + " at " + goloc.ShortFile(file)
 				p.state = panicNone
 			}
