@@ -3,7 +3,8 @@
 // linearizability history; see docs/ABI.md). One file per group of functions: fd.go
 // (fd_*), path.go (path_*), poll.go (poll_oneoff), sock.go (sockets of both modules),
 // clock.go (args, environ, clocks, random, sched_yield, proc_exit), seedfall.go (the
-// rest of the seedfall module); wasi.go registers them and holds the memory helpers
+// rest of the seedfall module), mmap.go (its flock and mmap family, for the wasip1
+// platform layer); wasi.go registers them and holds the memory helpers
 // and the fd table.
 //
 // It owns the guest-facing ABI: decoding arguments from linear memory, errno
