@@ -1,17 +1,58 @@
 package engine
 
-import "github.com/seedfall/seedfall/engine/internal/build"
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/seedfall/seedfall/engine/internal/build"
+)
 
 // BuildError is a node package that did not compile; Output is the compiler's.
 type BuildError = build.Error
 
 // buildSpec is what building node n of cfg needs.
 func buildSpec(cfg *Config, n NodeConfig) build.Spec {
+	dir, pkg := pkgModule(cfg.Dir, n.Pkg)
 	return build.Spec{
-		Dir: cfg.Dir, ConfigPath: cfg.Path,
-		Name: n.Name, Pkg: n.Pkg, Tags: n.Tags, NetOverlay: n.NetOverlay, Patches: n.Patches,
+		Dir: dir, ConfigPath: cfg.Path,
+		Name: n.Name, Pkg: pkg, Tags: n.Tags, NetOverlay: n.NetOverlay, Patches: n.Patches,
 		Interleave: n.Interleave.On, InterleaveFileOps: n.Interleave.FileOps,
 		Coverage: coverHook(cfg.Coverage),
+	}
+}
+
+// pkgModule is where node package pkg of a config in dir is built: in dir, unless pkg is
+// a directory ("../raft/client") of another module of the repository, which is then
+// built in that module, with its own go.mod (examples/raft-boltdb's workload is
+// examples/raft's client, which requires another hashicorp/raft).
+func pkgModule(dir, pkg string) (string, string) {
+	if pkg != "." && !strings.HasPrefix(pkg, "./") && !strings.HasPrefix(pkg, "../") {
+		return dir, pkg
+	}
+	abs := filepath.Join(dir, pkg)
+	root := moduleRoot(abs)
+	if root == "" || root == moduleRoot(dir) {
+		return dir, pkg
+	}
+	rel, err := filepath.Rel(root, abs)
+	if err != nil {
+		return dir, pkg
+	}
+	if rel == "." {
+		return root, "."
+	}
+	return root, "./" + filepath.ToSlash(rel)
+}
+
+// moduleRoot is the nearest directory at or above dir with a go.mod, or "".
+func moduleRoot(dir string) string {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if fileExists(filepath.Join(d, "go.mod")) {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
 	}
 }
 

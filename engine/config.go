@@ -78,6 +78,7 @@ type Config struct {
 type NodeConfig struct {
 	Name string `json:"name"`
 	// Pkg is the Go package to build, relative to the config's directory ("./server").
+	// A directory of another module ("../raft/client") is built in that module.
 	Pkg  string            `json:"pkg"`
 	Args []string          `json:"args,omitempty"`
 	Env  map[string]string `json:"env,omitempty"`

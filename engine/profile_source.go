@@ -25,7 +25,7 @@ type profileSources struct {
 func loadProfileSources(cfg *Config) *profileSources {
 	ps := &profileSources{dirs: map[string]string{}}
 	for _, n := range cfg.AllNodes() {
-		pkg := n.Pkg
+		dir, pkg := pkgModule(cfg.Dir, n.Pkg)
 		if !strings.HasPrefix(pkg, ".") && !strings.HasPrefix(pkg, "/") && !strings.Contains(pkg, ".") {
 			pkg = "./" + pkg
 		}
@@ -34,7 +34,7 @@ func loadProfileSources(cfg *Config) *profileSources {
 			args = append(args, "-tags", strings.Join(n.Tags, ","))
 		}
 		cmd := exec.Command("go", append(args, pkg)...)
-		cmd.Dir = cfg.Dir
+		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 		out, err := cmd.Output()
 		if err != nil {

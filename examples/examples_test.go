@@ -4,6 +4,7 @@
 package examples_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,7 +86,7 @@ func checkExample(dir string, k kept) []string {
 	if !has("seedfall_test.go") {
 		problems = append(problems, "no seedfall_test.go")
 	}
-	if !has("client") {
+	if !has("client") && !sharedWorkload(filepath.Join(dir, main)) {
 		problems = append(problems, "no client/ (the workload)")
 	}
 	if !has("server") && !has("node") && !keptName("v1/") {
@@ -122,6 +123,25 @@ func checkExample(dir string, k kept) []string {
 		}
 	}
 	return problems
+}
+
+// sharedWorkload reports whether the config's workload is another example's client
+// ("../raft/client"), which that example's module builds.
+func sharedWorkload(config string) bool {
+	data, err := os.ReadFile(config)
+	if err != nil {
+		return false
+	}
+	var c struct {
+		Workload struct {
+			Pkg string `json:"pkg"`
+		} `json:"workload"`
+	}
+	if json.Unmarshal(data, &c) != nil || !strings.HasPrefix(c.Workload.Pkg, "../") || !strings.HasSuffix(c.Workload.Pkg, "/client") {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(filepath.Dir(config), c.Workload.Pkg))
+	return err == nil
 }
 
 // TestExamplesFollowTemplate checks every example against the template in README.md.

@@ -44,6 +44,9 @@ var bboltCommon []byte
 //go:embed files/ports/bbolt13_wasm.go.txt
 var bbolt13 []byte
 
+//go:embed files/ports/boltdb_wasm.go.txt
+var boltdb []byte
+
 //go:embed files/ports/logrus_terminal_wasip1.go.txt
 var logrusTerminal []byte
 
@@ -65,9 +68,16 @@ var Ports = []Port{
 		Add: []Added{{Path: "internal/common/seedfall_wasm.go", Text: bboltCommon}},
 	},
 	{
-		Module: "go.etcd.io/bbolt", Pkg: "go.etcd.io/bbolt", Min: "v1.3.6", Below: "v1.4.0",
+		Module: "go.etcd.io/bbolt", Pkg: "go.etcd.io/bbolt", Min: "v1.3.5", Below: "v1.4.0",
 		Why: "no size-limit file for GOARCH=wasm (maxMapSize, maxAllocSize): 386's values are added",
 		Add: []Added{{Path: "seedfall_wasm.go", Text: bbolt13}},
+	},
+	{
+		// bbolt's predecessor, archived at v1.3.1: hashicorp/raft-boltdb/v2 imports it
+		// to migrate v1 stores (MigrateToV2), so Consul's and Vault's raft stores build it.
+		Module: "github.com/boltdb/bolt", Pkg: "github.com/boltdb/bolt", Min: "v1.3.1", Below: "v1.3.2",
+		Why: "no size-limit file for GOARCH=wasm (maxMapSize, maxAllocSize, brokenUnaligned): 386's values are added",
+		Add: []Added{{Path: "seedfall_wasm.go", Text: boltdb}},
 	},
 	{
 		Module: "github.com/sirupsen/logrus", Pkg: "github.com/sirupsen/logrus", Min: "v1.4.0", Below: "v1.10.0",
@@ -96,6 +106,39 @@ var Ports = []Port{
 					"//go:build darwin || dragonfly || freebsd || linux || netbsd || openbsd || wasip1"),
 			}},
 		},
+	},
+	{
+		Module: "github.com/dgraph-io/ristretto/v2", Pkg: "github.com/dgraph-io/ristretto/v2/z", Min: "v2.2.0", Below: "v2.3.0",
+		Why: "mmap_wasip1.go stubs mmap, munmap, madvise and msync out with ENOSYS (badger v4 maps its memtables and value log through them): mmap_unix.go, which calls x/sys/unix, is built for wasip1 instead",
+		Edit: []srcedit.File{
+			{Path: "z/mmap_unix.go", Edits: []srcedit.Edit{
+				buildLine("build constraint: add wasip1",
+					"//go:build !windows && !darwin && !plan9 && !linux && !wasip1 && !js",
+					"//go:build !windows && !darwin && !plan9 && !linux && !js"),
+				buildLine("old build constraint: add wasip1",
+					"// +build !windows,!darwin,!plan9,!linux,!wasip1,!js",
+					"// +build !windows,!darwin,!plan9,!linux,!js"),
+			}},
+			{Path: "z/mmap_wasip1.go", Edits: []srcedit.Edit{
+				buildLine("build constraint: leave the ENOSYS stubs out", "//go:build wasip1", "//go:build ignore"),
+			}},
+		},
+		Imports: []string{"golang.org/x/sys/unix"},
+	},
+	{
+		Module: "github.com/dgraph-io/badger/v4", Pkg: "github.com/dgraph-io/badger/v4/y", Min: "v4.9.0", Below: "v4.10.0",
+		Why: "file_dsync.go leaves wasip1 out, so a file badger opens for synchronous writes (KEYREGISTRY, the manifest's rewrite) is opened without O_DSYNC and a crash loses what Linux keeps",
+		Edit: []srcedit.File{
+			{Path: "y/file_dsync.go", Edits: []srcedit.Edit{
+				buildLine("build constraint: add wasip1",
+					"//go:build !dragonfly && !freebsd && !windows && !plan9 && !js && !wasip1",
+					"//go:build !dragonfly && !freebsd && !windows && !plan9 && !js"),
+				buildLine("old build constraint: add wasip1",
+					"// +build !dragonfly,!freebsd,!windows,!plan9,!js,!wasip1",
+					"// +build !dragonfly,!freebsd,!windows,!plan9,!js"),
+			}},
+		},
+		Imports: []string{"golang.org/x/sys/unix"},
 	},
 	{
 		Module: "github.com/xujiajun/mmap-go", Pkg: "github.com/xujiajun/mmap-go", Min: "v1.0.0", Below: "v1.1.0",

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -75,6 +76,13 @@ func mapped(root string) {
 	buf = make([]byte, 4)
 	_, err = f.ReadAt(buf, 4096+8000)
 	out("pread after munmap: %q %s", buf, errName(err))
+
+	// A mapping starts on a page, however short: msync of a small map is not EINVAL.
+	small, err := syscall.Mmap(int(f.Fd()), 0, 100, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	step("mmap read-write 100", err)
+	out("small map page-aligned: %v", uintptr(unsafe.Pointer(&small[0]))%4096 == 0)
+	step("msync MS_SYNC of a small map", unix.Msync(small, unix.MS_SYNC))
+	step("munmap small", syscall.Munmap(small))
 
 	// A private map does not write the file.
 	pm, err := syscall.Mmap(int(f.Fd()), 0, 4096, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE)
