@@ -71,6 +71,7 @@ var cases = []patchCase{
 	{example: "pudge", patch: "fix-crash-safe-update-and-dir-fsync.patch"},
 	{example: "pudge", patch: "fix-crash-safe-update.patch"},
 	{example: "raft", patch: "snapshot-dir-fsync.patch", run: "Snapshot"},
+	{example: "raft-boltdb", patch: "bbolt-1.3.5-dir-fsync.patch"},
 	{example: "rosedb", patch: "fix-options-sync.patch"},
 	{example: "rosedb", patch: "wal-truncate-torn-tail.patch"},
 	{example: "tidwall-wal", patch: "fix-truncate-and-dirsync.patch"},

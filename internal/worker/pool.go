@@ -186,7 +186,7 @@ func (p *Pool) run(ctx context.Context, seed uint64, opt engine.RunOptions) *eng
 	}
 	var r *engine.Result
 	for try := 0; try < 2; try++ {
-		wk, err := p.get()
+		wk, err := p.get(try > 0)
 		if err != nil {
 			return failed(seed, engine.VerdictError, startFailure+err.Error())
 		}
@@ -217,14 +217,15 @@ func (p *Pool) run(ctx context.Context, seed uint64, opt engine.RunOptions) *eng
 	return r
 }
 
-// get takes an idle worker or starts one (trying twice).
-func (p *Pool) get() (*process, error) {
+// get takes an idle worker or starts one (trying twice). With fresh, it starts one: a
+// seed's second try must not meet another idle worker that died the same way.
+func (p *Pool) get(fresh bool) (*process, error) {
 	p.mu.Lock()
 	if p.done {
 		p.mu.Unlock()
 		return nil, errors.New("worker pool closed")
 	}
-	if n := len(p.idle); n > 0 {
+	if n := len(p.idle); n > 0 && !fresh {
 		wk := p.idle[n-1]
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
