@@ -33,6 +33,14 @@ func Main() {
 	flag.Parse()
 	Run(Workload{
 		Puts: *puts, Keys: *keys, CheckEvery: *checkEvery, Settle: time.Second, ReadBack: *readBack,
+		// A large -pad makes values kilobytes long: the failure line keeps their head
+		// and length (values of the default -pad are printed whole).
+		Short: func(s string) string {
+			if len(s) <= 64 {
+				return s
+			}
+			return fmt.Sprintf("%s...(%d bytes)", s[:40], len(s))
+		},
 		// Each attempt writes a fresh value, so a retry after a crash is a new write of
 		// its own length rather than a byte-for-byte repeat of the last.
 		Value: func(i, attempt int) string {

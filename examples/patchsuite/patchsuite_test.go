@@ -42,6 +42,8 @@ type patchCase struct {
 // cases lists every file in examples/*/patches; TestEveryPatchListed fails on one that
 // is missing, so a new patch cannot skip this suite.
 var cases = []patchCase{
+	{example: "badger", patch: "fix-empty-file.patch"},
+	{example: "badger", patch: "ristretto-new-file-dir-sync.patch"},
 	{example: "bbolt", patch: "fix-dir-fsync.patch"},
 	{example: "buntdb", patch: "shrink-fsync.patch"},
 	{example: "diskqueue", patch: "fix-missing-metadata.patch"},
