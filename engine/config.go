@@ -135,6 +135,14 @@ type FaultConfig struct {
 	// mid-op crash then fires in the node's next matching disk op. In JSON, a number
 	// (0.5) or an object ({"p": 0.5, "paths": ["/data/wal/*"], "ops": ["write"]}).
 	CrashMidOp *DiskFault `json:"crash_mid_op,omitempty"`
+	// CrashPlacement says which of the node's matching disk ops a mid-op crash lands in.
+	// "next_op" (the default, and the only behaviour before the field existed): the
+	// first one after the crash's time, which on a node that idles between requests is
+	// almost always the first op of a request. "spread": each crash first skips a number
+	// of matching ops drawn for it (skip_ops in the plan: none for half the crashes, 1 to
+	// 63 log-uniform for the others), so that it lands on any op of a request, the second
+	// or the fifth as well as the first, whatever the node did before.
+	CrashPlacement string `json:"crash_placement,omitempty"`
 	// KillPerSec is the rate of process deaths (kill faults) across the nodes: the
 	// process dies on a live machine, so its page cache survives and its kernel closes
 	// its sockets. Crashes (CrashPerSec) are power losses.
@@ -413,6 +421,11 @@ func (c *Config) validate() error {
 		if err := f.CrashMidOp.Validate("faults.crash_mid_op", diskOpKinds); err != nil {
 			return err
 		}
+	}
+	switch f.CrashPlacement {
+	case "", PlacementNextOp, PlacementSpread:
+	default:
+		return fmt.Errorf("field faults.crash_placement: %q is not a placement (%q or %q)", f.CrashPlacement, PlacementNextOp, PlacementSpread)
 	}
 	for _, d := range []struct {
 		name string

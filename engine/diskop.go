@@ -34,8 +34,14 @@ func (inc *incarnation) BeginDiskOp(kind, match string, paths []string, detail s
 	inc.opWhat = what
 	// A crash pinned to this op always fires; one armed by time fires in the first op
 	// that crash_mid_op is aimed at (every op unless it lists paths or ops).
-	if inc.crashAt == op.N || (inc.node.crashNextOp && inc.w.cfg.Faults.CrashMidOp.Matches(match, paths)) {
+	if inc.crashAt == op.N {
 		op.Crash = true
+	} else if n := inc.node; n.crashNextOp && inc.w.cfg.Faults.CrashMidOp.Matches(match, paths) {
+		if n.crashSkip > 0 {
+			n.crashSkip-- // a spread crash lets this op pass (faults.crash_placement)
+		} else {
+			op.Crash = true
+		}
 	}
 	return op
 }
@@ -54,7 +60,14 @@ func (inc *incarnation) CrashNow(op wasi.DiskOp, partial string) {
 	n := inc.node
 	f := Fault{AtNS: inc.w.now, Kind: FaultCrash, Node: n.name, DiskOp: op.N, Incarnation: inc.n, Where: op.What}
 	inc.crashStream() // key the crash's stream before midPlanned is cleared below
+	armed := ""
 	if n.midPlanned != nil {
+		if k := n.midPlanned.SkipOps; k > 0 {
+			// A spread crash (faults.crash_placement): say where it was armed, so the
+			// trace tells why it landed here. A crash that never fires adds no line,
+			// so a seed whose mid-op crashes all stay unfired traces as with next_op.
+			armed = fmt.Sprintf(" [armed at %s, %d ops before]", formatDuration(n.midPlanned.AtNS), k)
+		}
 		f.RestartNS = n.midPlanned.RestartNS
 		f.ArmedNS = n.midPlanned.AtNS
 		f.Build = n.midPlanned.Build
@@ -69,7 +82,7 @@ func (inc *incarnation) CrashNow(op wasi.DiskOp, partial string) {
 		}
 	}
 	f.Build = inc.w.restartBuild(n, f)
-	n.crashNextOp = false
+	n.crashNextOp, n.crashSkip = false, 0
 	n.midPlanned = nil
 	n.pendingMid = &f
 	n.pendingRng = inc.crashStream()
@@ -77,7 +90,7 @@ func (inc *incarnation) CrashNow(op wasi.DiskOp, partial string) {
 	if partial != "" {
 		partial = " (" + partial + ")"
 	}
-	inc.w.tracef("fault", "crash %s during disk op #%d %s%s", inc.label, op.N, op.What, partial)
+	inc.w.tracef("fault", "crash %s during disk op #%d %s%s%s", inc.label, op.N, op.What, partial, armed)
 	inc.crash = true
 	inc.killed = true
 	panic(sys.NewExitError(exitCrashed))

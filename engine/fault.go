@@ -53,6 +53,10 @@ type Fault struct {
 	// MidOp asks for the crash to happen during the node's first disk op at or after AtNS.
 	// When it fires, DiskOp and Incarnation record where, so the plan replays exactly.
 	MidOp bool `json:"mid_op,omitempty"`
+	// SkipOps, for a mid-op crash, is how many of the node's matching disk ops after
+	// AtNS it lets pass before it fires in the next one (faults.crash_placement
+	// "spread" draws it; 0: the first op after AtNS).
+	SkipOps int64 `json:"skip_ops,omitempty"`
 	// ArmedNS is when a mid-op crash was armed in this run (it fires at the next disk op
 	// after it); it also keys the crash's random stream (how much of the op lands, what
 	// the disk keeps), unless StreamNS is set.
@@ -182,8 +186,8 @@ func (f Fault) Validate() error {
 	if f.Node == "" {
 		return fmt.Errorf("node is required")
 	}
-	if f.AtNS < 0 || f.DiskOp < 0 || f.RestartNS < 0 || f.DurationNS < 0 || f.ReadOp < 0 {
-		return fmt.Errorf("at_ns, disk_op, read_op, restart_after_ns and duration_ns must not be negative")
+	if f.AtNS < 0 || f.DiskOp < 0 || f.RestartNS < 0 || f.DurationNS < 0 || f.ReadOp < 0 || f.SkipOps < 0 {
+		return fmt.Errorf("at_ns, disk_op, read_op, skip_ops, restart_after_ns and duration_ns must not be negative")
 	}
 	if f.ReadOp > 0 && !readKind(f.Kind) {
 		return fmt.Errorf("read_op pins a read fault (read_eio or corrupt_read), not a %s: use disk_op", f.Kind)

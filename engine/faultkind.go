@@ -69,6 +69,7 @@ func kindTable() []*kindSpec {
 					// Crash during the node's next disk op; if it does none before it would
 					// restart anyway, the fault simply does not fire.
 					n.crashNextOp = true
+					n.crashSkip = f.SkipOps
 					n.midPlanned = &f
 					return
 				}
@@ -114,6 +115,9 @@ func kindTable() []*kindSpec {
 			},
 			restarts: func(f Fault) bool { return f.RestartNS > 0 },
 			check: func(f Fault) error {
+				if f.SkipOps > 0 && !f.MidOp {
+					return fmt.Errorf("skip_ops is for a mid_op crash")
+				}
 				if len(f.CrashState) == 0 {
 					return nil
 				}
@@ -135,7 +139,7 @@ func kindTable() []*kindSpec {
 				if f.DiskOp > 0 {
 					g := f // an idle crash instead of one during a disk op
 					g.DiskOp, g.Incarnation, g.Where, g.MidOp, g.ArmedNS, g.StreamNS = 0, 0, "", false, 0, 0
-					g.CrashState = nil
+					g.CrashState, g.SkipOps = nil, 0
 					out = append(out, g)
 				}
 				if f.Build == BuildNew {

@@ -33,7 +33,7 @@ var (
 	ftOnce   sync.Once
 	ftWasm   map[string]string // guest package ("./disk") -> built module
 	ftErr    error
-	ftPkgs   = []string{"./disk", "./net", "./clock", "./jumpy", "./mapped", "./wait"} // the workload last
+	ftPkgs   = []string{"./disk", "./net", "./clock", "./jumpy", "./mapped", "./threeop", "./wait"} // the workload last
 	ftDirAbs string
 )
 

@@ -28,7 +28,7 @@ func (w *world) start(n *node) {
 	n.inc = inc
 	// The machine is up (again): segments held since a power loss go on their way.
 	w.net.PowerOn(n.host)
-	n.crashNextOp = false
+	n.crashNextOp, n.crashSkip = false, 0
 	n.midPlanned = nil
 	armPinned(inc, n.armed)
 	if w.sim.antithesis {

@@ -49,6 +49,9 @@ func generatePlan(cfg *Config, seed uint64, from int64, nodes []*node) *FaultPla
 		poisson(f.CrashPerSec, func(at int64) (Fault, bool) {
 			fl := Fault{AtNS: at, Kind: FaultCrash, Node: pick(servers), RestartNS: jitter(f.RestartDelay)}
 			fl.MidOp = r.Float64() < f.CrashMidOp.P
+			if fl.MidOp && f.CrashPlacement == PlacementSpread {
+				fl.SkipOps = skipOps(seed, at)
+			}
 			return fl, true
 		})
 		poisson(f.PausePerSec, func(at int64) (Fault, bool) {
@@ -99,6 +102,32 @@ func generatePlan(cfg *Config, seed uint64, from int64, nodes []*node) *FaultPla
 		out = []Fault{}
 	}
 	return &FaultPlan{Seed: seed, Faults: out}
+}
+
+// Values of faults.crash_placement.
+const (
+	PlacementNextOp = "next_op"
+	PlacementSpread = "spread"
+)
+
+// maxSkipOps bounds the ops a spread mid-op crash skips: skipOps draws 0 to
+// maxSkipOps-1.
+const maxSkipOps = 64
+
+// skipOps draws how many matching disk ops a spread mid-op crash armed at time at lets
+// pass. Half the crashes skip none: they land in the next op, as with "next_op", so a
+// bug at a request's first op (a torn append) is found about as soon as before. The
+// other half skip 1 to maxSkipOps-1 ops, log-uniform: op k after the armed time gets a
+// weight of about 1/k, so a request's second op is the likeliest of those, and an op 40
+// deep in a compaction still gets about one crash in 300. The draw comes from a stream of
+// its own, keyed by the seed and the time, so that the plan's other draws are exactly
+// those of the "next_op" placement.
+func skipOps(seed uint64, at int64) int64 {
+	r := streamRand(seed^uint64(at)*0x9e3779b97f4a7c15, "crash-skip")
+	if r.IntN(2) == 0 {
+		return 0
+	}
+	return int64(math.Floor(math.Exp(r.Float64() * math.Log(maxSkipOps))))
 }
 
 // splitGroups draws a random split of names (at least two) into groups, smallest first,

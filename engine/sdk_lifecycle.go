@@ -86,7 +86,7 @@ func (w *world) stopFaults(inc *incarnation, d int64) {
 	for _, n := range w.nodes {
 		if n.crashNextOp {
 			w.tracef("fault", "mid-op crash of %s dropped: quiet period", n.name)
-			n.crashNextOp, n.midPlanned = false, nil
+			n.crashNextOp, n.crashSkip, n.midPlanned = false, 0, nil
 		}
 		if n.inc != nil && n.inc.failNextSync {
 			n.inc.failNextSync, n.inc.eioFault = false, nil

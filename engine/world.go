@@ -125,6 +125,7 @@ type node struct {
 	corrupts []pendingCorrupt
 	// mid-op crash requested by a time-based fault for the current incarnation
 	crashNextOp bool
+	crashSkip   int64  // matching disk ops the armed mid-op crash still lets pass
 	midPlanned  *Fault // the time-based fault that armed crashNextOp
 	pendingMid  *Fault // a crash during a disk op that the scheduler must finish
 	pendingRng  disk.Chooser

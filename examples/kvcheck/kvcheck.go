@@ -3,7 +3,8 @@
 // value the server acknowledged, and reads them all back across crashes and restarts.
 // Main exits 1 with a line that starts "acknowledged write lost:" when the server no
 // longer answers with an acknowledged value (or one of the unacknowledged attempts it
-// may have applied).
+// may have applied), and with "read of acknowledged key" when it keeps answering a GET
+// of one with an error.
 package kvcheck
 
 import (
@@ -88,12 +89,32 @@ func (c *client) put(key string, valueOf func(attempt int) string) {
 	}
 }
 
-// get returns the server's answer to GET key: "VAL value" or "NONE".
+// maxReadErrors is how many "ERR" answers in a row, on one connection, to a GET of an
+// acknowledged key make the check fail: the server is up and cannot read data it
+// acknowledged. A transient error (one bad read, a restart) is retried; a server that
+// restarts in between starts the count again.
+const maxReadErrors = 3
+
+// get returns the server's answer to GET key: "VAL value" or "NONE". An acknowledged
+// key that the server keeps answering with an error on one connection exits 1 with
+// "read of acknowledged key ... fails" (a persistent read error is unavailable data).
 func (c *client) get(key string) string {
+	errs, dials := 0, c.Dials
 	for {
 		reply, _, err := c.Request("GET " + key)
 		if err == nil && (reply == "NONE" || strings.HasPrefix(reply, "VAL ")) {
 			return reply
+		}
+		if err == nil && strings.HasPrefix(reply, "ERR") {
+			if c.Dials != dials {
+				errs, dials = 0, c.Dials
+			}
+			if errs++; errs >= maxReadErrors {
+				if _, acked := c.acked[key]; acked {
+					fmt.Printf("read of acknowledged key %s fails: the server answers %q, %d times in a row on one connection\n", key, c.short(reply), errs)
+					os.Exit(1)
+				}
+			}
 		}
 		c.Retry(err, reply)
 	}

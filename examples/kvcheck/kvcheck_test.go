@@ -57,3 +57,20 @@ func TestReadBackPassesAtomicReplace(t *testing.T) {
 }
 
 var readBacks = regexp.MustCompile(`ok: \d+ keys checked after \d+ puts \(\d+ retries, (\d+) read-backs after a reconnection\)`)
+
+// A persistent read error on an acknowledged key (read_eio with p 1, aimed at k3's file
+// of the atomic-replace store) is a failure naming the key and the error. Before, the
+// checker retried the GET for ever and the seed ended at the horizon as a liveness
+// failure whose signature named the retry, not the key.
+func TestPersistentReadErrorFails(t *testing.T) {
+	code, out := exampletest.Run(t, "run", "-q", "-c", "testdata/inplace/readerr.json", "-seeds", "1-3")
+	exampletest.WantFail(t, code, out,
+		`client#1: read of acknowledged key k3 fails: the server answers "ERR read /data/kv/k3: I/O error", 3 times in a row on one connection`,
+		"FAIL 3 of 3 seeds failed (1 distinct failure); 0 passed")
+	if regexp.MustCompile(`never finished|had not finished`).MatchString(out) {
+		t.Fatalf("the read error ended as a liveness failure:\n%s", out)
+	}
+	// The same store without the fault passes: the failure is the read error's.
+	code, out = exampletest.Run(t, "run", "-q", "-c", inPlaceReplace, "-seeds", "1-3")
+	exampletest.WantPass(t, code, out)
+}

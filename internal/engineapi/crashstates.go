@@ -5,7 +5,6 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/crashstate"
-	"github.com/seedfall/seedfall/internal/enginehook"
 )
 
 // CrashStatesOptions choose what the crash-state probe looks at (seedfall crashes,
@@ -25,7 +24,7 @@ type CrashState = crashstate.State
 // copy in each candidate state of a bounded family, and keeps the distinct durable
 // images.
 func CrashPoints(ctx context.Context, s *engine.Sim, seed uint64, opt CrashStatesOptions) ([]CrashPoint, *engine.Result, error) {
-	return enginehook.CrashPoints.(func(*engine.Sim, context.Context, uint64, CrashStatesOptions) ([]CrashPoint, *engine.Result, error))(s, ctx, seed, opt)
+	return engine.Commands.CrashPoints(ctx, s, seed, opt)
 }
 
 // CrashStatePlan is the plan that replays state st at point p: the seed's own faults

@@ -5,13 +5,12 @@
 // the provenance helpers that saving and replaying plans need. Keeping them here keeps
 // engine's public API to what an embedder needs (engine/api_test.go counts it).
 //
-// The functions that need the engine's insides come from internal/enginehook, which
-// engine fills in its init; this package gives them their types.
+// The functions that need the engine's insides are methods of engine.Commands, typed and
+// unlisted in the engine's API; this package is their only caller.
 package engineapi
 
 import (
 	"github.com/seedfall/seedfall/engine"
-	"github.com/seedfall/seedfall/internal/enginehook"
 )
 
 // GeneratePlan draws the faults the config's rates give for virtual times in
@@ -19,20 +18,20 @@ import (
 // without a plan (from 0) or as cause's re-randomized future after moment from. It is a
 // pure function of the config, seed and from.
 func GeneratePlan(s *engine.Sim, seed uint64, from int64) *engine.FaultPlan {
-	return enginehook.GeneratePlan.(func(*engine.Sim, uint64, int64) *engine.FaultPlan)(s, seed, from)
+	return engine.Commands.GeneratePlan(s, seed, from)
 }
 
 // GeneratePlanSwarm is GeneratePlan at the rates of a given swarm draw (nil: the
 // config's own): an explorer that keeps a run's swarm, or draws another, generates
 // faults for it. The plan records the draw.
 func GeneratePlanSwarm(s *engine.Sim, sw engine.SwarmDraw, seed uint64, from int64) *engine.FaultPlan {
-	return enginehook.GeneratePlanSwarm.(func(*engine.Sim, engine.SwarmDraw, uint64, int64) *engine.FaultPlan)(s, sw, seed, from)
+	return engine.Commands.GeneratePlanSwarm(s, sw, seed, from)
 }
 
 // DrawSwarm is the swarm draw of seed for s's config (nil when the config does not ask
 // for swarm): which fault kinds are on and at what rates (docs/faults.md, swarm).
 func DrawSwarm(s *engine.Sim, seed uint64) engine.SwarmDraw {
-	return enginehook.DrawSwarm.(func(*engine.Sim, uint64) engine.SwarmDraw)(s, seed)
+	return engine.Commands.DrawSwarm(s, seed)
 }
 
 // RenumberFaults returns fs with the incarnation of each fault pinned to a disk op made
@@ -40,14 +39,14 @@ func DrawSwarm(s *engine.Sim, seed uint64) engine.SwarmDraw {
 // that restart it. Shrink does this after dropping faults; an explorer after adding,
 // dropping or moving them.
 func RenumberFaults(fs []engine.Fault) []engine.Fault {
-	return enginehook.RenumberFaults.(func([]engine.Fault) []engine.Fault)(fs)
+	return engine.Commands.RenumberFaults(fs)
 }
 
 // WasmPaths are s's built modules, one per node in AllNodes order, then the old build of
 // each node with an upgrade: what a worker process is given (PrepareOptions.Wasm) so it
 // need not build them again.
 func WasmPaths(s *engine.Sim) []string {
-	return enginehook.WasmPaths.(func(*engine.Sim) []string)(s)
+	return engine.Commands.WasmPaths(s)
 }
 
 // WriteCoverageProfile writes dir/profile.out (engine.CoverageProfileName): the
@@ -56,20 +55,20 @@ func WasmPaths(s *engine.Sim) []string {
 // from any directory. A file that a node's patches edit is named by a copy of the
 // patched source, written under dir/src/. It returns the profile's path.
 func WriteCoverageProfile(dir string, cfg *engine.Config) (string, error) {
-	return enginehook.WriteCoverageProfile.(func(string, *engine.Config) (string, error))(dir, cfg)
+	return engine.Commands.WriteCoverageProfile(dir, cfg)
 }
 
 // BuildCounts returns how many node builds in this process ran go build and how many
 // found their output unchanged.
-func BuildCounts() (ran, skipped int64) { return enginehook.BuildCounts() }
+func BuildCounts() (ran, skipped int64) { return engine.Commands.BuildCounts() }
 
 // MutationNames lists the OS-level mutation operators (engine.MutFsyncNoop, …).
-func MutationNames() []string { return enginehook.MutationNames() }
+func MutationNames() []string { return engine.Commands.MutationNames() }
 
 // CheckMutation returns an error naming the known operators when m is not one of them
 // (or a call-site mutation, engine.MutSitePrefix followed by a location). "" is no
 // mutation. Run makes the same check; the CLI makes it first, to fail before building.
-func CheckMutation(m string) error { return enginehook.CheckMutation(m) }
+func CheckMutation(m string) error { return engine.Commands.CheckMutation(m) }
 
 // SetUpgradeFrom makes rev, a git revision of the repository the config is in, the old
 // build of every node with an "upgrade" option, keeping each node's mode: the Action's
@@ -78,10 +77,10 @@ func CheckMutation(m string) error { return enginehook.CheckMutation(m) }
 // config order. A config without any node with an upgrade is an error: which nodes
 // should change builds is the config's choice, not the revision's.
 func SetUpgradeFrom(c *engine.Config, rev string) ([]string, error) {
-	return enginehook.SetUpgradeFrom.(func(*engine.Config, string) ([]string, error))(c, rev)
+	return engine.Commands.SetUpgradeFrom(c, rev)
 }
 
 // ValidateSwarm checks a swarm draw read from a plan: known knobs, values not negative.
 func ValidateSwarm(d engine.SwarmDraw) error {
-	return enginehook.ValidateSwarm.(func(engine.SwarmDraw) error)(d)
+	return engine.Commands.ValidateSwarm(d)
 }

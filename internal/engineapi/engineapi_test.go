@@ -1,39 +1,70 @@
 package engineapi_test
 
 import (
-	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
-
-	"github.com/seedfall/seedfall/engine"
-	"github.com/seedfall/seedfall/internal/engineapi"
-	"github.com/seedfall/seedfall/internal/enginehook"
 )
 
-// TestHooksSet: engine fills every hook with the type this package asserts, so a hook
-// renamed or retyped on one side fails here rather than as a panic in a command.
-func TestHooksSet(t *testing.T) {
-	var _ *engine.Sim // engine's init has run: this package imports it
-	for name, ok := range map[string]bool{
-		"GeneratePlan":         is[func(*engine.Sim, uint64, int64) *engine.FaultPlan](enginehook.GeneratePlan),
-		"RenumberFaults":       is[func([]engine.Fault) []engine.Fault](enginehook.RenumberFaults),
-		"GeneratePlanSwarm":    is[func(*engine.Sim, engine.SwarmDraw, uint64, int64) *engine.FaultPlan](enginehook.GeneratePlanSwarm),
-		"DrawSwarm":            is[func(*engine.Sim, uint64) engine.SwarmDraw](enginehook.DrawSwarm),
-		"WasmPaths":            is[func(*engine.Sim) []string](enginehook.WasmPaths),
-		"WriteCoverageProfile": is[func(string, *engine.Config) (string, error)](enginehook.WriteCoverageProfile),
-		"CrashPoints":          is[func(*engine.Sim, context.Context, uint64, engineapi.CrashStatesOptions) ([]engineapi.CrashPoint, *engine.Result, error)](enginehook.CrashPoints),
-		"ValidateSwarm":        is[func(engine.SwarmDraw) error](enginehook.ValidateSwarm),
-		"SetUpgradeFrom":       is[func(*engine.Config, string) ([]string, error)](enginehook.SetUpgradeFrom),
-		"BuildCounts":          enginehook.BuildCounts != nil,
-		"MutationNames":        enginehook.MutationNames != nil,
-		"CheckMutation":        enginehook.CheckMutation != nil,
-	} {
-		if !ok {
-			t.Errorf("enginehook.%s is not set, or not of the type engineapi asserts", name)
+// commandsUse matches a use of engine.Commands (engine's typed methods for seedfall's
+// own commands) from another package.
+var commandsUse = regexp.MustCompile(`\bengine\.Commands\b`)
+
+// usesCommands returns the files under root, outside engine/ and internal/engineapi/,
+// whose Go source names engine.Commands.
+func usesCommands(t *testing.T, root string) []string {
+	t.Helper()
+	var bad []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
 		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if strings.HasPrefix(d.Name(), ".") && rel != "." || rel == "engine" || rel == "internal/engineapi" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") {
+			return nil
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if commandsUse.Match(src) {
+			bad = append(bad, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if is[func() int](enginehook.WasmPaths) {
-		t.Error("negative control: a hook matched the wrong type")
-	}
+	return bad
 }
 
-func is[T any](v any) bool { _, ok := v.(T); return ok }
+// TestCommandsOnlyFromEngineapi: engine.Commands is public only because Go has no
+// other typed way for engine's unexported functions to reach seedfall's commands;
+// everything outside engine goes through this package, so that its documentation is the
+// one place that says what each is for.
+func TestCommandsOnlyFromEngineapi(t *testing.T) {
+	if bad := usesCommands(t, filepath.Join("..", "..")); len(bad) > 0 {
+		t.Errorf("these files use engine.Commands; call internal/engineapi instead: %v", bad)
+	}
+	// Negative control: a file that calls it directly is found.
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "cmd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cmd", "x.go"), []byte("package x\nvar _ = engine.Commands.WasmPaths\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if bad := usesCommands(t, dir); len(bad) != 1 || bad[0] != "cmd/x.go" {
+		t.Errorf("negative control: found %v, want [cmd/x.go]", bad)
+	}
+}

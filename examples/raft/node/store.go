@@ -9,8 +9,12 @@ package main
 //   - dir/log is a sequence of records [len u32][crc32c u32][entry]. StoreLogs appends
 //     one record per entry in a single write and fsyncs the file before it returns.
 //     On open, the records are read back up to the first one that is short or fails
-//     its checksum (a write torn or lost by a crash before its fsync returned); the
-//     file is truncated there and fsynced.
+//     its checksum. If no intact record follows it, it is a torn tail (a write torn or
+//     lost by a crash before its fsync returned): the file is truncated there and
+//     fsynced. If one does, the damage is in the middle of the log, where no crash can
+//     put it (every record before the last was fsynced whole): that is corruption, and
+//     opening fails with an error naming both offsets rather than dropping fsynced
+//     records.
 //   - DeleteRange (compaction after a snapshot, or a conflicting suffix) rewrites the
 //     remaining entries into dir/log.tmp, fsyncs it, renames it over dir/log and fsyncs
 //     dir, so a crash leaves either the old log or the new one.
@@ -156,6 +160,10 @@ func (s *fileStore) loadLog() error {
 		good += n
 	}
 	if good < len(data) {
+		if next := nextRecord(data, good+1); next >= 0 {
+			f.Close()
+			return fmt.Errorf("log store: %s is corrupt: the record at offset %d is damaged and an intact record follows at offset %d (only the last record can be a torn write)", path, good, next)
+		}
 		fmt.Fprintf(os.Stderr, "log store: dropping %d bytes after the last whole record (offset %d)\n", len(data)-good, good)
 		if err := f.Truncate(int64(good)); err != nil {
 			f.Close()
@@ -201,6 +209,17 @@ func encodeRecord(buf *bytes.Buffer, l *raft.Log) {
 	binary.BigEndian.PutUint32(hdr[4:], crc32.Checksum(body, castagnoli))
 	buf.Write(hdr[:])
 	buf.Write(body)
+}
+
+// nextRecord returns the first offset at or after from where an intact record starts, or
+// -1: a damaged record with an intact one after it is not a torn tail.
+func nextRecord(data []byte, from int) int {
+	for off := from; off+8 <= len(data); off++ {
+		if _, _, ok := decodeRecord(data[off:]); ok {
+			return off
+		}
+	}
+	return -1
 }
 
 // decodeRecord reads one record from the front of b: the entry, the record's length,

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/raft"
@@ -143,4 +146,54 @@ func TestStoreCorruptStable(t *testing.T) {
 	if _, err := openFileStore(dir, false); err == nil {
 		t.Fatal("a corrupt stable store opened without an error")
 	}
+}
+
+// A damaged record with intact records after it is corruption, not a torn tail: the
+// store refuses to open and names both offsets, and the file is left as it was (the
+// old store truncated it there, dropping the fsynced records behind the damage).
+func TestStoreCorruptMiddle(t *testing.T) {
+	dir := t.TempDir()
+	s := reopen(t, dir)
+	if err := s.StoreLogs(entries(1, 3)); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "log")
+	three, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.StoreLogs(entries(4, 6)); err != nil {
+		t.Fatal(err)
+	}
+	s.f.Close()
+	full, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Zero the second record's bytes (a misdirected or lost write, a bad sector).
+	first := len(three) / 3 // the three records of entries(1, 3) have one length
+	bad := append([]byte{}, full...)
+	for i := first; i < 2*first; i++ {
+		bad[i] = 0
+	}
+	if err := os.WriteFile(path, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = openFileStore(dir, false)
+	want := fmt.Sprintf("log store: %s is corrupt: the record at offset %d is damaged and an intact record follows at offset %d", path, first, 2*first)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("open with a damaged middle record: %v, want %q", err, want)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, bad) {
+		t.Fatalf("the log was changed (%d bytes, was %d)", len(got), len(bad))
+	}
+	// The same damage on the last record is a torn tail: cut off.
+	last := append([]byte{}, full...)
+	for i := len(full) - first + 8; i < len(full); i++ {
+		last[i] = 0
+	}
+	if err := os.WriteFile(path, last, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantRange(t, reopen(t, dir), 1, 5)
 }
