@@ -80,6 +80,9 @@ func Report(o ReportOptions, stdout io.Writer) (int, error) {
 	// The runner here is data only (no engine, event or client): buildData reads the
 	// config, the seeds and the fail-on policy from it.
 	r := &runner{in: Inputs{Config: o.Config, Seeds: seedspec.Format(seeds), Mode: modePush, FailOn: failOnAny, Out: o.Out}, out: stdout}
+	if r.upgradeLine, r.upgradeRev, err = recordedUpgrade(o.Results, results); err != nil {
+		return ExitError, err
+	}
 	r.printf("seedfall report: rendering %d results of %s from %s", len(results), o.Config, o.Results)
 	if o.Baseline != "" {
 		r.printf("seedfall report: baseline %s: %d signatures", o.Baseline, len(base.Signatures))

@@ -134,6 +134,9 @@ type runner struct {
 	client *github.Client
 	// upgrade is input upgrade-from resolved (nil without it).
 	upgrade *upgrade
+	// upgradeLine is the upgrade line a rendered sweep's results recorded (seedfall
+	// report), used when there is no upgrade of this run's own.
+	upgradeLine, upgradeRev string
 }
 
 // getenv answers go-githubactions' questions from Env, never from the process.
@@ -207,6 +210,10 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	}
 	results = append([]engine.Result(nil), results...)
 	sort.SliceStable(results, func(i, j int) bool { return results[i].Seed < results[j].Seed })
+	if r.upgrade != nil {
+		// results.jsonl records the line, so that seedfall report and merge keep it.
+		setUpgradeLine(results, r.upgrade.line(r.ev), r.upgrade.commit)
+	}
 
 	groups := groupFailures(results)
 
@@ -437,6 +444,8 @@ func (r *runner) replayCommand(seed uint64) string {
 	if r.upgrade != nil {
 		// The config's own "from" is not what ran: name the revision that did.
 		flags = append(flags, "-upgrade-from "+r.upgrade.commit)
+	} else if r.upgradeRev != "" {
+		flags = append(flags, "-upgrade-from "+r.upgradeRev) // as the rendered sweep recorded
 	}
 	return cli.ReplayCommand(r.in.Config, seed, flags...)
 }
@@ -464,6 +473,8 @@ func (r *runner) buildData(results []engine.Result, groups []*group, fixed []str
 	}
 	if r.upgrade != nil {
 		sum.Upgrade = r.upgrade.line(r.ev)
+	} else {
+		sum.Upgrade = r.upgradeLine
 	}
 	if r.in.Mode == modeDeep {
 		sum.Seeds += fmt.Sprintf(" ×%d (deep)", deepFactor)

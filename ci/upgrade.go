@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/seedfall/seedfall/engine"
 )
 
 // UpgradeNode is a node of the config that changes builds at a restart (its "upgrade"
@@ -138,8 +140,17 @@ func (u *upgrade) line(ev event) string {
 	if u.label == shortSHA(u.commit) || u.label == u.commit {
 		old = shortSHA(u.commit)
 	}
+	return UpgradeLine(old, reader, u.nodes)
+}
+
+// UpgradeLine says which build (old) wrote the data of the upgrading nodes and which
+// (reader) read it: "upgrade (server): data written by base 3f2a1c0, read by this
+// PR's build 9e8d7c6", with a second part for the nodes that go back and forth
+// (mode alternate). The Action's comment and report show it, and results files record
+// it (engine.Provenance.Upgrade) so that seedfall report and merge keep it.
+func UpgradeLine(old, reader string, nodes []UpgradeNode) string {
 	var once, alt []string
-	for _, n := range u.nodes {
+	for _, n := range nodes {
 		if n.Mode == "alternate" {
 			alt = append(alt, n.Name)
 		} else {
@@ -162,4 +173,38 @@ func clipRunes(s string, n int) string {
 		return string(r[:n]) + "…"
 	}
 	return s
+}
+
+// setUpgradeLine records line and the old build's revision in the provenance of each
+// result (copied, so that a provenance the results share is not changed under another
+// reader).
+func setUpgradeLine(results []engine.Result, line, rev string) {
+	for i := range results {
+		p := engine.Provenance{}
+		if results[i].Provenance != nil {
+			p = *results[i].Provenance
+		}
+		p.Upgrade, p.UpgradeFrom = line, rev
+		results[i].Provenance = &p
+	}
+}
+
+// recordedUpgrade is the upgrade line that a saved sweep's results recorded: "" when
+// none did, an error naming the file when they disagree (results of two sweeps).
+func recordedUpgrade(in string, results []engine.Result) (line, rev string, err error) {
+	first := uint64(0)
+	for i, r := range results {
+		u, v := "", ""
+		if r.Provenance != nil {
+			u, v = r.Provenance.Upgrade, r.Provenance.UpgradeFrom
+		}
+		if i == 0 {
+			line, rev, first = u, v, r.Seed
+			continue
+		}
+		if u != line || v != rev {
+			return "", "", fmt.Errorf("%s: seeds %d and %d record different upgrades (%q, %q): results of two sweeps", in, first, r.Seed, line, u)
+		}
+	}
+	return line, rev, nil
 }

@@ -29,6 +29,13 @@ type Provenance struct {
 	Go       string `json:"go"`
 	// Wasm maps each node to the SHA-256 of its module (the first 12 bytes, in hex).
 	Wasm map[string]string `json:"wasm"`
+	// Upgrade, in results of a sweep that made another revision the old build of the
+	// config's upgrading nodes (-upgrade-from, the Action's upgrade-from), says which
+	// build wrote the data and which read it: "upgrade (server): data written by base
+	// 3f2a1c0, read by this PR's build 9e8d7c6". seedfall report and merge keep it.
+	Upgrade string `json:"upgrade,omitempty"`
+	// UpgradeFrom is that revision, for replay commands (-upgrade-from).
+	UpgradeFrom string `json:"upgrade_from,omitempty"`
 }
 
 // Version is seedfall's version: the module version it was installed at (a tag, or

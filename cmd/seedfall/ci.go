@@ -72,8 +72,13 @@ func (e *ciEngine) UpgradeFrom(ctx context.Context, path, commit string) ([]ci.U
 	if err != nil {
 		return nil, err
 	}
+	return upgradeNodes(s.Config()), nil
+}
+
+// upgradeNodes are cfg's nodes with an "upgrade" option, with their modes.
+func upgradeNodes(cfg *engine.Config) []ci.UpgradeNode {
 	var out []ci.UpgradeNode
-	for _, n := range s.Config().Nodes {
+	for _, n := range cfg.Nodes {
 		if n.Upgrade != nil {
 			mode := n.Upgrade.Mode
 			if mode == "" {
@@ -82,7 +87,7 @@ func (e *ciEngine) UpgradeFrom(ctx context.Context, path, commit string) ([]ci.U
 			out = append(out, ci.UpgradeNode{Name: n.Name, Mode: mode})
 		}
 	}
-	return out, nil
+	return out
 }
 
 // traceExcerpt is how many trace lines before the failure a report shows.

@@ -108,6 +108,20 @@ func loadAndPrepare(ctx context.Context, path string, stderr io.Writer, quiet bo
 	return loadAndPrepareFrom(ctx, path, "", stderr, quiet)
 }
 
+// upgradeFromFlag adds -upgrade-from to fs: every command that builds and runs the
+// config takes it (replay, run, shrink, cause, crashes), as the Action's input does.
+func upgradeFromFlag(fs *flag.FlagSet) *string {
+	return fs.String("upgrade-from", "", "git `revision` to use as the old build of every node with an \"upgrade\" option (as the Action's input upgrade-from does)")
+}
+
+// upgradeExtra is what a replay command printed by a run with -upgrade-from rev needs.
+func upgradeExtra(rev string) string {
+	if rev == "" {
+		return ""
+	}
+	return " -upgrade-from " + rev
+}
+
 // loadAndPrepareFrom is loadAndPrepare with upgradeFrom, when not empty, as the old
 // build of every node with an "upgrade" option (flag -upgrade-from).
 func loadAndPrepareFrom(ctx context.Context, path, upgradeFrom string, stderr io.Writer, quiet bool) (*engine.Sim, int) {

@@ -35,6 +35,7 @@ func cmdCrashes(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	ownFaults := fs.Bool("own-faults", true, "run the seed with its own random faults and crash on top of them; false: with none, so that a seed that fails on its own faults is still probed to the end of its workload (each plan is then the crash alone)")
 	perOp := fs.Bool("per-op", false, "dedupe each op's states alone: also run a state whose durable image an earlier op produced with nothing sent on the network in between (default: such a state is equivalent and not run)")
 	faults := fs.String("faults", "", "probe the run of this fault plan `file` (saved by replay -save, shrink or by hand) instead of the seed's own faults; each state's plan is the file's faults before the op plus the crash")
+	upgradeFrom := upgradeFromFlag(fs)
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
@@ -72,7 +73,7 @@ func cmdCrashes(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		stem := strings.TrimSuffix(filepath.Base(*cfgPath), filepath.Ext(*cfgPath))
 		dir = filepath.Join(filepath.Dir(*cfgPath), fmt.Sprintf("%s.seed-%d.crashes", stem, *seed))
 	}
-	sim, code := loadAndPrepare(ctx, *cfgPath, stderr, true)
+	sim, code := loadAndPrepareFrom(ctx, *cfgPath, *upgradeFrom, stderr, true)
 	if sim == nil {
 		return code
 	}
@@ -86,7 +87,7 @@ func cmdCrashes(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "seedfall crashes: -out: %v\n", err)
 		return exitUsage
 	}
-	rep, err := cli.RunCrashes(ctx, cli.CrashesSpec{Sim: sim, Config: *cfgPath, Seed: *seed, CrashStatesOptions: opt,
+	rep, err := cli.RunCrashes(ctx, cli.CrashesSpec{Sim: sim, Config: *cfgPath, ReplayFlags: upgradeExtra(*upgradeFrom), Seed: *seed, CrashStatesOptions: opt,
 		RestartNS: int64(*restart), RecheckNS: int64(*recheck), Workers: *workers, OutDir: dir, Shrink: *shrink, Progress: stderr})
 	if err != nil {
 		fmt.Fprintf(stderr, "seedfall crashes: %v\n", err)

@@ -23,6 +23,7 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	budget := fs.Duration("budget", 5*time.Minute, "wall-clock budget")
 	workers := fs.Int("workers", runtime.NumCPU(), "parallel runs")
 	jsonOut := fs.Bool("json", false, "print JSON")
+	upgradeFrom := upgradeFromFlag(fs)
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
@@ -38,7 +39,7 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return exitUsage
 		}
 	}
-	sim, code := loadAndPrepare(ctx, *cfgPath, stderr, true)
+	sim, code := loadAndPrepareFrom(ctx, *cfgPath, *upgradeFrom, stderr, true)
 	if sim == nil {
 		return code
 	}
@@ -71,7 +72,7 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	before := cli.FaultsBefore(res.Minimal)
-	replay := cli.ReplayCommand(*cfgPath, *seed, "-faults "+planFile)
+	replay := cli.ReplayCommand(*cfgPath, *seed, "-faults "+planFile, upgradeExtra(*upgradeFrom))
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -118,6 +119,7 @@ func cmdCause(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	futures := fs.Int("futures", 20, "alternate futures per moment")
 	workers := fs.Int("workers", runtime.NumCPU(), "parallel runs")
 	jsonOut := fs.Bool("json", false, "print the curve as JSON")
+	upgradeFrom := upgradeFromFlag(fs)
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
@@ -133,7 +135,7 @@ func cmdCause(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return exitUsage
 		}
 	}
-	sim, code := loadAndPrepare(ctx, *cfgPath, stderr, true)
+	sim, code := loadAndPrepareFrom(ctx, *cfgPath, *upgradeFrom, stderr, true)
 	if sim == nil {
 		return code
 	}

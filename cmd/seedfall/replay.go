@@ -27,7 +27,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	mutation := fs.String("mutation", "", "run under a durability mutation of the simulated OS")
 	quiet := fs.Bool("q", false, "do not print the trace")
 	profile := fs.String("profile", "", "write a CPU profile of the guests (pprof format, for go tool pprof) to `file`")
-	upgradeFrom := fs.String("upgrade-from", "", "git `revision` to use as the old build of every node with an \"upgrade\" option (as the Action's input upgrade-from does)")
+	upgradeFrom := upgradeFromFlag(fs)
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}

@@ -159,6 +159,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("q", false, "no progress output")
 	stopOnFail := fs.Bool("stop-on-fail", false, "stop at the first failing seed (with -workers 1: exactly the seeds up to it); the summary gives its position in the seed list")
 	coverDir := fs.String("cover", "", "write Go's coverage data of the sweep to `dir` (needs the config's \"coverage\" field)")
+	upgradeFrom := upgradeFromFlag(fs)
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
@@ -179,7 +180,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		seeds = seedspec.Shard(seeds, i, n)
 	}
-	sim, code := loadAndPrepare(ctx, *cfgPath, stderr, *quiet)
+	sim, code := loadAndPrepareFrom(ctx, *cfgPath, *upgradeFrom, stderr, *quiet)
 	if sim == nil {
 		return code
 	}
@@ -238,6 +239,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if wd, err := os.Getwd(); err == nil {
 			prov.WorkDir = wd
 		}
+		if *upgradeFrom != "" {
+			// seedfall report shows it, as the Action's report does.
+			prov.Upgrade = ci.UpgradeLine(*upgradeFrom, "this build", upgradeNodes(sim.Config()))
+			prov.UpgradeFrom = *upgradeFrom
+		}
 		for _, r := range results {
 			r.Provenance = prov
 		}
@@ -256,7 +262,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return exitPass
 	}
-	code = printSweep(stdout, sum, *cfgPath)
+	code = printSweepReplay(stdout, sum, *cfgPath, func(*engine.Result) string { return upgradeExtra(*upgradeFrom) })
 	if *stopOnFail {
 		if sum.FirstFailureRun > 0 {
 			fmt.Fprintf(stdout, "stopped at the first failure: seed %d, run %d of the seed list\n", seeds[sum.FirstFailureRun-1], sum.FirstFailureRun)

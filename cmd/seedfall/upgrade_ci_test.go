@@ -111,6 +111,7 @@ func TestCIUpgradeFromBase(t *testing.T) {
 	})
 	config := filepath.Join(repo, "sim", "seedfall.json")
 
+	var actionOut string // the out directory of the last sweep
 	sweep := func(step string, extra ...string) (code int, stdout, stderr, comment, html string) {
 		t.Helper()
 		gh := githubtest.New(t)
@@ -134,6 +135,7 @@ func TestCIUpgradeFromBase(t *testing.T) {
 			t.Setenv(k, v)
 		}
 		out := filepath.Join(dir, "out")
+		actionOut = out
 		args := append([]string{"ci", "-c", config, "-seeds", "1-2", "-shrink-budget", "0s", "-out", out}, extra...)
 		code, stdout, stderr = runCLI(t, args...)
 		if cs := gh.MarkerComments(ciPR, ci.CommentMarker); len(cs) == 1 {
@@ -174,5 +176,79 @@ func TestCIUpgradeFromBase(t *testing.T) {
 	// Without the flag the same replay runs the config's own builds and passes.
 	if rcode, rout, _ := runCLI(t, "replay", "-c", m[1], "-seed", m[2], "-q"); rcode != exitPass {
 		t.Errorf("replay without -upgrade-from: exit %d, want %d\n%s", rcode, exitPass, tail(rout, 2000))
+	}
+	// Every command that runs the config takes the flag (issue 49): run and shrink
+	// fail on the two builds and print replay commands that keep it; cause explains the
+	// failing seed; crashes probes the run on the two builds. Without it, run passes.
+	flag := "-upgrade-from " + base
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"run", "-c", m[1], "-seeds", m[2], "-q", "-workers", "1"}, []string{"server v2 cannot read format v1", "seedfall replay -c " + m[1] + " -seed " + m[2] + " " + flag}},
+		{[]string{"shrink", "-c", m[1], "-seed", m[2], "-o", filepath.Join(t.TempDir(), "plan.json")}, []string{"server v2 cannot read format v1", flag}},
+		{[]string{"cause", "-c", m[1], "-seed", m[2]}, []string{"server v2 cannot read format v1"}},
+		{[]string{"crashes", "-c", m[1], "-seed", m[2], "-ops", "1-2", "-out", t.TempDir()}, []string{"node server", "note: the seed's own run is fail without these crashes"}},
+	} {
+		code, out, errOut := runCLI(t, append(c.args, "-upgrade-from", base)...)
+		if code == exitUsage {
+			t.Errorf("%s -upgrade-from: exit %d (usage or error)\nstdout:\n%s\nstderr:\n%s", c.args[0], code, tail(out, 2000), tail(errOut, 2000))
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s -upgrade-from: output lacks %q\n%s", c.args[0], w, tail(out, 3000))
+			}
+		}
+	}
+	if code, out, _ := runCLI(t, "run", "-c", m[1], "-seeds", m[2], "-q", "-workers", "1"); code != exitPass {
+		t.Errorf("run without -upgrade-from: exit %d, want %d\n%s", code, exitPass, tail(out, 2000))
+	}
+	if _, out, _ := runCLI(t, "crashes", "-c", m[1], "-seed", m[2], "-ops", "1-2", "-out", t.TempDir()); strings.Contains(out, "own run is fail") {
+		t.Errorf("crashes without -upgrade-from: the seed's own run fails\n%s", tail(out, 2000))
+	}
+
+	// The upgrade line survives a results file (issue 49): seedfall report renders it
+	// from run -out's results and from the Action's results.jsonl, and merge keeps it;
+	// results of two sweeps with different upgrades are refused.
+	dir := t.TempDir()
+	res := func(name string, args ...string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if code, out, errOut := runCLI(t, append([]string{"run", "-c", m[1], "-q", "-workers", "1", "-out", p}, args...)...); code == exitUsage {
+			t.Fatalf("run -out %s: exit %d\n%s\n%s", name, code, out, errOut)
+		}
+		return p
+	}
+	one, two := res("one.jsonl", "-seeds", "1", "-upgrade-from", base), res("two.jsonl", "-seeds", "2", "-upgrade-from", base)
+	plain := res("plain.jsonl", "-seeds", "2")
+	merged := filepath.Join(dir, "merged.jsonl")
+	if code, out, errOut := runCLI(t, "merge", "-o", merged, one, two); code != exitPass {
+		t.Fatalf("merge: exit %d\n%s\n%s", code, out, errOut)
+	}
+	line := "upgrade (server): data written by " + base + ", read by this build"
+	for _, in := range []string{one, merged, filepath.Join(actionOut, ci.ResultsJSONL)} {
+		if _, err := os.Stat(in); err != nil {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		rdir := t.TempDir()
+		runCLI(t, "report", "-in", in, "-out", rdir)
+		md, err := os.ReadFile(filepath.Join(rdir, ci.ReportMarkdown))
+		want := line
+		if strings.HasSuffix(in, ci.ResultsJSONL) {
+			want = fmt.Sprintf("upgrade (server): data written by base %s, read by this PR's build %s", base[:7], head[:7])
+		}
+		if err != nil || !strings.Contains(strings.ReplaceAll(string(md), `\`, ""), want) {
+			t.Errorf("report of %s lacks %q (%v):\n%s", in, want, err, md)
+		}
+		if !strings.Contains(string(md), "-upgrade-from "+base) {
+			t.Errorf("report of %s: its replay commands lack -upgrade-from %s:\n%s", in, base, md)
+		}
+	}
+	mixed := filepath.Join(dir, "mixed.jsonl")
+	runCLI(t, "merge", "-o", mixed, one, plain)
+	if code, out, errOut := runCLI(t, "report", "-in", mixed, "-out", t.TempDir()); code == exitPass || !strings.Contains(out+errOut, "record different upgrades") {
+		t.Errorf("report of results with and without the upgrade: exit %d, want an error naming it\n%s\n%s", code, out, errOut)
 	}
 }

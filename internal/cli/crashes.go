@@ -23,7 +23,9 @@ import (
 type CrashesSpec struct {
 	Sim    *engine.Sim
 	Config string // the config's path, for replay commands
-	Seed   uint64
+	// ReplayFlags are appended to every replay command (" -upgrade-from REV").
+	ReplayFlags string
+	Seed        uint64
 	engineapi.CrashStatesOptions
 	// RestartNS is how long after each crash the node restarts (0: the config's
 	// faults.restart_delay, default 250ms).
@@ -358,7 +360,7 @@ func RunCrashes(ctx context.Context, sp CrashesSpec) (*CrashesReport, error) {
 			if err := SavePlan(f.Plan, j.plan); err != nil {
 				return nil, fmt.Errorf("save plan: %w", err)
 			}
-			f.Replay = fmt.Sprintf("seedfall replay -c %s -seed %d -faults %s", sp.Config, sp.Seed, f.Plan)
+			f.Replay = fmt.Sprintf("seedfall replay -c %s -seed %d -faults %s%s", sp.Config, sp.Seed, f.Plan, sp.ReplayFlags)
 		}
 		s.Failures = append(s.Failures, f)
 		if s.Failing > 1 {
