@@ -106,6 +106,7 @@ func Explore(ctx context.Context, opt Options) ([]Run, *State, error) {
 			}
 		}
 		env.RestartNS = int64(sim.Config().Faults.RestartDelay)
+		env.DeviceKinds, env.DeviceAims = DeviceKinds(sim.Config())
 	}
 	var runs []Run
 	for len(runs) < opt.Runs && ctx.Err() == nil {

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/engineapi"
@@ -38,6 +39,13 @@ type Env struct {
 	RestartNS int64
 	// Seen reports whether a feature was reached by an earlier run.
 	Seen func(feature string) bool
+	// DeviceKinds are the write-side device faults the config turns on (corrupt,
+	// misdirected_write, lost_write, write_eio with a knob above 0): the device-at-op
+	// operator pins them to writes, since a run with a plan draws none at their rates.
+	DeviceKinds []engine.FaultKind
+	// DeviceAims reports whether the config aims a device fault of kind at path (its
+	// knob's paths; nil: every path).
+	DeviceAims func(kind engine.FaultKind, path string) bool
 }
 
 // Op is a mutation operator: it derives a run (seed and plan) from a corpus entry, or
@@ -72,12 +80,45 @@ var Ops = []Op{
 // draws exactly as before.
 var swarmOp = Op{Name: "reswarm", Prior: 1, ApplySwarm: reswarm}
 
+// deviceOp pins a device fault to one of the run's writes. A run with a plan draws no
+// device faults at the config's rates (the plan rules what happens), so before it an
+// exploration of a config with device faults never ran one. It joins Ops only when the
+// config turns a write-side device fault on, so that other explorations draw exactly as
+// before.
+var deviceOp = Op{Name: "device-at-op", Prior: 2, Apply: deviceAtOp}
+
 // ops are the operators of an exploration in env.
 func (env *Env) ops() []Op {
-	if env.DrawSwarm == nil || env.GenerateSwarm == nil {
-		return Ops
+	ops := Ops
+	if env.DrawSwarm != nil && env.GenerateSwarm != nil {
+		ops = append(append([]Op(nil), ops...), swarmOp)
 	}
-	return append(append([]Op(nil), Ops...), swarmOp)
+	if len(env.DeviceKinds) > 0 {
+		ops = append(append([]Op(nil), ops...), deviceOp)
+	}
+	return ops
+}
+
+// deviceAtOp adds a device fault of one of env's kinds, pinned to one of e's writes.
+func deviceAtOp(r *rand.Rand, e *Entry, env *Env) (uint64, []engine.Fault, bool) {
+	if len(env.DeviceKinds) == 0 {
+		return 0, nil, false
+	}
+	kind := env.DeviceKinds[r.IntN(len(env.DeviceKinds))]
+	var writes []int
+	for i, op := range e.Ops {
+		// Class is "write PATH SITE": a write, at a path the knob is aimed at.
+		f := strings.Fields(op.Class)
+		if len(f) >= 2 && f[0] == "write" && (env.DeviceAims == nil || env.DeviceAims(kind, f[1])) {
+			writes = append(writes, i)
+		}
+	}
+	if len(writes) == 0 {
+		return 0, nil, false
+	}
+	op := e.Ops[writes[r.IntN(len(writes))]]
+	f := engine.Fault{AtNS: op.AtNS, Kind: kind, Node: op.Node, DiskOp: op.N, Incarnation: op.Incarnation}
+	return e.Seed, engineapi.RenumberFaults(insert(clone(e.Faults), f)), true
 }
 
 // generate draws faults for e's descendants: at e's swarm draw when it has one.
@@ -350,4 +391,22 @@ func indexes(fs []engine.Fault, ok func(engine.Fault) bool) []int {
 		}
 	}
 	return out
+}
+
+// DeviceKinds are cfg's write-side device faults with a knob above 0, in table order,
+// and whether each knob is aimed at a path.
+func DeviceKinds(cfg *engine.Config) ([]engine.FaultKind, func(engine.FaultKind, string) bool) {
+	f := &cfg.Faults
+	knobs := map[engine.FaultKind]*engine.DiskFault{}
+	var out []engine.FaultKind
+	for _, k := range []struct {
+		kind engine.FaultKind
+		knob *engine.DiskFault
+	}{{engine.FaultCorrupt, &f.Corrupt}, {engine.FaultMisdirected, &f.MisdirectedWrite}, {engine.FaultLostWrite, &f.LostWrite}, {engine.FaultWriteEIO, &f.WriteEIO}} {
+		if k.knob.P > 0 {
+			out = append(out, k.kind)
+			knobs[k.kind] = k.knob
+		}
+	}
+	return out, func(kind engine.FaultKind, path string) bool { return knobs[kind].Matches("write", []string{path}) }
 }

@@ -317,3 +317,75 @@ func TestReseed(t *testing.T) {
 func sorted(fs []engine.Fault) bool {
 	return slices.IsSortedFunc(fs, func(a, b engine.Fault) int { return int(a.AtNS - b.AtNS) })
 }
+
+// TestDeviceAtOp: the operator pins a device fault of a kind the config turns on to one
+// of the run's writes, at a path the knob is aimed at, and joins the operators only when
+// the config has such a kind (so other explorations draw as before).
+func TestDeviceAtOp(t *testing.T) {
+	cfg, err := engine.ParseConfig([]byte(`{"nodes":[{"name":"server","pkg":"./s"}],"workload":{"name":"c","pkg":"./c"},
+		"faults":{"lost_write":{"p":0.1,"paths":["/data/kv.log"]},"write_eio":0.02}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds, aims := DeviceKinds(cfg)
+	if !slices.Equal(kinds, []engine.FaultKind{engine.FaultLostWrite, engine.FaultWriteEIO}) {
+		t.Fatalf("kinds %v, want lost_write and write_eio", kinds)
+	}
+	if !aims(engine.FaultLostWrite, "/data/kv.log") || aims(engine.FaultLostWrite, "/data/other") || !aims(engine.FaultWriteEIO, "/data/other") {
+		t.Fatal("aims does not follow the knobs' paths")
+	}
+	env := &Env{DeviceKinds: kinds, DeviceAims: aims}
+	got := map[engine.FaultKind]bool{}
+	for i := range 100 {
+		p := parent()
+		seed, fs, ok := deviceAtOp(testRand(i), p, env)
+		if !ok || seed != p.Seed || len(fs) != len(p.Faults)+1 {
+			t.Fatalf("run %d: ok %v, seed %d, %d faults", i, ok, seed, len(fs))
+		}
+		var dev []engine.Fault
+		for _, f := range fs {
+			if f.Kind != engine.FaultCrash && f.Kind != engine.FaultPartition {
+				dev = append(dev, f)
+			}
+		}
+		if len(dev) != 1 {
+			t.Fatalf("run %d: %d device faults, want 1: %+v", i, len(dev), fs)
+		}
+		f := dev[0]
+		got[f.Kind] = true
+		var op *DiskOp
+		for j := range p.Ops {
+			if o := &p.Ops[j]; o.Incarnation == f.Incarnation && o.N == f.DiskOp && o.Node == f.Node {
+				op = o
+			}
+		}
+		if op == nil || op.Class != "write /data/kv.log a.go:2" {
+			t.Fatalf("run %d: %s pinned to op %d of life %d, which is not one of the run's writes (%v)", i, f.Kind, f.DiskOp, f.Incarnation, op)
+		}
+		if err := f.Validate(); err != nil {
+			t.Fatalf("run %d: %+v: %v", i, f, err)
+		}
+	}
+	if !got[engine.FaultLostWrite] || !got[engine.FaultWriteEIO] {
+		t.Fatalf("kinds drawn %v, want both", got)
+	}
+	if _, _, ok := deviceAtOp(testRand(0), parent(), &Env{}); ok {
+		t.Fatal("applied with no device kind")
+	}
+	// Aimed only at a path the run never writes: nothing to pin.
+	if _, _, ok := deviceAtOp(testRand(0), parent(), &Env{DeviceKinds: []engine.FaultKind{engine.FaultLostWrite}, DeviceAims: func(engine.FaultKind, string) bool { return false }}); ok {
+		t.Fatal("applied to a write the knob is not aimed at")
+	}
+	names := func(ops []Op) (out []string) {
+		for _, o := range ops {
+			out = append(out, o.Name)
+		}
+		return out
+	}
+	if n := names((&Env{}).ops()); slices.Contains(n, "device-at-op") || !slices.Equal(n, names(Ops)) {
+		t.Fatalf("operators without device kinds: %v", n)
+	}
+	if n := names(env.ops()); !slices.Contains(n, "device-at-op") {
+		t.Fatalf("operators with device kinds: %v", n)
+	}
+}

@@ -17,7 +17,9 @@
 //
 // With FileOps ({"file_ops": true}) the overlay also replaces internal/poll/fd_mutex.go:
 // every operation on an open file (read, write, fsync, seek, stat, close) starts with a
-// scheduling point, where the host may let another ready goroutine run first. Linux runs
+// scheduling point, where the host may let another ready goroutine run first; and
+// syscall/fs_wasip1.go, so that every path operation (open, mkdir, unlink, rmdir,
+// rename, link, symlink) does too. Linux runs
 // other goroutines while one is in a blocking syscall; wasip1 runs the syscall without
 // switching, so without it a goroutine that answers a client while another is about to
 // fsync always loses the race to the fsync.
@@ -59,6 +61,10 @@ const (
 	// PollFile is the file FileOps also replaces, PollAddedFile the one it adds.
 	PollFile      = "src/internal/poll/fd_mutex.go"
 	PollAddedFile = "src/internal/poll/seedfall_fileops.go"
+	// SyscallFile is the file FileOps also replaces for path operations (open, mkdir,
+	// unlink, rmdir, rename, link, symlink), SyscallAddedFile the one it adds.
+	SyscallFile      = "src/syscall/fs_wasip1.go"
+	SyscallAddedFile = "src/syscall/seedfall_pathops.go"
 )
 
 // ImportPick is the seedfall host function the patched runtime calls: a module that
@@ -70,6 +76,9 @@ var addedFile []byte
 
 //go:embed files/seedfall_fileops.go.txt
 var pollAddedFile []byte
+
+//go:embed files/seedfall_pathops.go.txt
+var syscallAddedFile []byte
 
 // procFile is proc.go's edits.
 var procFile = srcedit.File{Path: ReplacedFile, Edits: []srcedit.Edit{
@@ -114,6 +123,25 @@ var pollFile = srcedit.File{Path: PollFile, Edits: []srcedit.Edit{
 		"func (fd *FD) writeLock() error {\n",
 		"func (fd *FD) writeLock() error {\n\tseedfallFileOp(fd.isFile) // seedfall: interleave file_ops\n"),
 }}
+
+// syscallFile is fs_wasip1.go's edits, with FileOps: each path operation first calls
+// seedfallPathOp (a file operation on an open file goes through internal/poll, whose
+// edits cover it; a path operation does not).
+var syscallFile = srcedit.File{Path: SyscallFile, Edits: []srcedit.Edit{
+	pathOp("Open", "func Open(path string, openmode int, perm uint32) (int, error) {\n"),
+	pathOp("Mkdir", "func Mkdir(path string, perm uint32) error {\n"),
+	pathOp("Unlink", "func Unlink(path string) error {\n"),
+	pathOp("Rmdir", "func Rmdir(path string) error {\n"),
+	pathOp("Rename", "func Rename(from, to string) error {\n"),
+	pathOp("Link", "func Link(path, link string) error {\n"),
+	pathOp("Symlink", "func Symlink(path, link string) error {\n"),
+}}
+
+// pathOp is the edit that makes fn's first statement a scheduling point.
+func pathOp(fn, signature string) srcedit.Edit {
+	return srcedit.Replace(fn+": a scheduling point before a path operation", signature,
+		signature+"\tseedfallPathOp() // seedfall: interleave file_ops\n")
+}
 
 // Patch applies the edits to the source of runtime/proc.go of the toolchain at goroot,
 // whose release is version.
@@ -191,6 +219,12 @@ func WriteOverlay(dir, goroot string, fileOps bool) (map[string]string, error) {
 		if err := add(PollAddedFile, pollAddedFile); err != nil {
 			return nil, err
 		}
+		if err := replace(syscallFile, "fs_wasip1.go"); err != nil {
+			return nil, err
+		}
+		if err := add(SyscallAddedFile, syscallAddedFile); err != nil {
+			return nil, err
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -227,6 +261,8 @@ func Fingerprint(fileOps bool) string {
 	if fileOps {
 		h.Write(pollAddedFile)
 		h.Write([]byte(srcedit.Fingerprint([]srcedit.File{pollFile})))
+		h.Write(syscallAddedFile)
+		h.Write([]byte(srcedit.Fingerprint([]srcedit.File{syscallFile})))
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -105,8 +105,24 @@ func TestWriteOverlayFileOps(t *testing.T) {
 	}
 	pollRepl := files[filepath.Join(goroot, filepath.FromSlash(PollFile))]
 	pollAdd := files[filepath.Join(goroot, filepath.FromSlash(PollAddedFile))]
-	if len(files) != 4 || pollRepl == "" || pollAdd == "" {
+	sysRepl := files[filepath.Join(goroot, filepath.FromSlash(SyscallFile))]
+	sysAdd := files[filepath.Join(goroot, filepath.FromSlash(SyscallAddedFile))]
+	if len(files) != 6 || pollRepl == "" || pollAdd == "" || sysRepl == "" || sysAdd == "" {
 		t.Fatalf("overlay entries %v", files)
+	}
+	// Path operations (issue 49): each of the seven starts with the scheduling point.
+	sys, err := os.ReadFile(sysRepl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(sys), "\tseedfallPathOp() // seedfall: interleave file_ops\n"); n != 7 {
+		t.Fatalf("patched fs_wasip1.go calls seedfallPathOp %d times, want 7 (Open, Mkdir, Unlink, Rmdir, Rename, Link, Symlink)", n)
+	}
+	if added, err := os.ReadFile(sysAdd); err != nil || !strings.Contains(string(added), "func seedfallPathOp()") {
+		t.Fatalf("the added syscall file does not declare seedfallPathOp (%v)", err)
+	}
+	if _, err := patch([]byte("package syscall\n"), syscallFile, goroot, v); err == nil || !strings.Contains(err.Error(), SyscallFile) {
+		t.Fatalf("patch of a foreign fs_wasip1.go = %v, want an error naming %s", err, SyscallFile)
 	}
 	patched, err := os.ReadFile(pollRepl)
 	if err != nil {
