@@ -21,7 +21,7 @@ func TestCorruptionTable(t *testing.T) {
 		{Config: "seedfall.corrupt.json", Kind: "corrupt", Seeds: "1-1", Want: "acknowledged write lost"},
 		{Config: "seedfall.misdirected_write.json", Kind: "misdirected_write", Seeds: "3-3", Want: "acknowledged write lost"},
 		{Config: "seedfall.lost_write.json", Kind: "lost_write", Seeds: "1-1", Want: "acknowledged write lost"},
-		{Config: "seedfall.write_eio.json", Kind: "write_eio", Seeds: "2-2", Want: "bucket.Meta: I/O error"},
+		{Config: "seedfall.write_eio.json", Kind: "write_eio", Seeds: "13-13", Want: "bucket.Meta: I/O error"},
 		{Config: "seedfall.slow_io.json", Kind: "slow_io", Seeds: "1-1"},
 	})
 }

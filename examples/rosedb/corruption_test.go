@@ -17,7 +17,7 @@ func TestCorruptionTable(t *testing.T) {
 		exampletest.CheckTable(t, []exampletest.Cell{
 			{Config: "rosedb.corrupt.json", Kind: "corrupt", Seeds: "1-1", Want: "acknowledged write lost"},
 			{Config: "rosedb.read_eio.json", Kind: "read_eio", Seeds: "1-1", Want: "read /data/rosedb/000000001.SEG: I/O error"},
-			{Config: "rosedb.corrupt_read.json", Kind: "corrupt_read", Seeds: "1-1", Want: "open rosedb: invalid crc"},
+			{Config: "rosedb.corrupt_read.json", Kind: "corrupt_read", Seeds: "2-2", Want: "open rosedb: invalid crc"},
 			{Config: "rosedb.misdirected_write.json", Kind: "misdirected_write", Seeds: "3-3", Want: "read of acknowledged key k0 fails"},
 			{Config: "rosedb.lost_write.json", Kind: "lost_write", Seeds: "1-1", Want: "acknowledged write lost"},
 			{Config: "rosedb.write_eio.json", Kind: "write_eio", Seeds: "2-2"},

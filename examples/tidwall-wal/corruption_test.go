@@ -14,7 +14,7 @@ func TestCorruptionTable(t *testing.T) {
 	exampletest.CheckTable(t, []exampletest.Cell{
 		{Config: "tidwall.lost_write.json", Kind: "lost_write", Seeds: "1-1", Want: "always violated: every entry the log returns is one the server wrote"},
 		{Config: "tidwall.read_eio.json", Kind: "read_eio", Seeds: "1-2", Want: "I/O error"},
-		{Config: "tidwall.corrupt.json", Kind: "corrupt", Seeds: "1-1", Want: "log corrupt"},
+		{Config: "tidwall.corrupt.json", Kind: "corrupt", Seeds: "4-4", Want: "log corrupt"},
 		{Config: "tidwall.corrupt_read.json", Kind: "corrupt_read", Seeds: "2-2", Want: "acknowledged write lost"},
 		{Config: "tidwall.misdirected_write.json", Kind: "misdirected_write", Seeds: "3-3", Want: "log corrupt"},
 		{Config: "tidwall.write_eio.json", Kind: "write_eio", Seeds: "2-2"},
