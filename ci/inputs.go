@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"github.com/seedfall/seedfall/internal/seedspec"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -90,10 +91,45 @@ type Inputs struct {
 	// commit (for a push, the previous commit), anything else a git revision of the
 	// repository.
 	UpgradeFrom string
+	// Test and Run name a simulation test (package simtest: its package, and a regexp
+	// matching its name) to sweep instead of Config (inputs test and run). The
+	// entrypoint derives the test's config (as `seedfall test` does) and sets Config to
+	// it, Home to the test's package directory and Name to the test's command.
+	Test, Run string
+	// Home is the directory that stands for the config's place (the repository, its
+	// module and Go release are found from it); "": the config's directory.
+	Home string
+	// Name is what titles and logs call the sweep; "": Config.
+	Name string
+}
+
+// name is what titles and logs call the sweep.
+func (in Inputs) name() string {
+	if in.Name != "" {
+		return in.Name
+	}
+	return in.Config
+}
+
+// home is the directory of the sweep's sources: the config's, or the test's package.
+func (in Inputs) home() string {
+	if in.Home != "" {
+		return in.Home
+	}
+	return filepath.Dir(in.Config)
+}
+
+// anchor is a path in the directory of the sweep's sources, for what finds the
+// module, the repository or the Go release from a config's path (GoToolchain).
+func (in Inputs) anchor() string {
+	if in.Home != "" {
+		return filepath.Join(in.Home, "seedfall.json")
+	}
+	return in.Config
 }
 
 // inputNames lists the action inputs, in action.yml order.
-var inputNames = []string{"config", "seeds", "mode", "shrink-budget", "baseline", "token", "comment", "fail-on", "shard", "mutation", "mutation-seeds", "crash-seeds", "upgrade-from", "publish"}
+var inputNames = []string{"config", "test", "run", "seeds", "mode", "shrink-budget", "baseline", "token", "comment", "fail-on", "shard", "mutation", "mutation-seeds", "crash-seeds", "upgrade-from", "publish"}
 
 // upgradeBase is the input upgrade-from's value for the event's base: the pull
 // request's base commit, or the commit before a push.
@@ -196,12 +232,14 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 		fs.SetOutput(stderr)
 	}
 	defaults := map[string]string{
-		"config": "seedfall.json", "seeds": "1-500", "mode": modeAuto, "shrink-budget": "2m",
+		"config": "seedfall.json", "test": "", "run": "", "seeds": "1-500", "mode": modeAuto, "shrink-budget": "2m",
 		"baseline": "", "token": "", "comment": "true", "fail-on": failOnNew, "shard": "1/1", "out": DefaultOut,
 		"mutation": mutationOff, "mutation-seeds": "1-50", "crash-seeds": "", "upgrade-from": "", "publish": "",
 	}
 	usage := map[string]string{
 		"config":         "seedfall config file",
+		"test":           "a simulation test's package (package simtest) to sweep instead of config, e.g. ./simtest or ./...",
+		"run":            "with test: a regexp matching the one simulation test to sweep, e.g. ^TestTornTail$",
 		"seeds":          "seeds to sweep, e.g. 1-500,900",
 		"mode":           "auto, push, pr or deep (deep sweeps 10x the seeds)",
 		"shrink-budget":  "total time to shrink new failure signatures, e.g. 2m",
@@ -248,6 +286,8 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 
 	in := Inputs{
 		Config:   get("config"),
+		Test:     get("test"),
+		Run:      get("run"),
 		Seeds:    get("seeds"),
 		Mode:     get("mode"),
 		Baseline: get("baseline"),
@@ -261,7 +301,14 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 		Publish:       get("publish"),
 		UpgradeFrom:   get("upgrade-from"),
 	}
-	if in.Config == "" {
+	switch {
+	case in.Test != "" && set["config"] || in.Test != "" && action.GetInput("config") != "" && action.GetInput("config") != defaults["config"]:
+		return Inputs{}, errors.New("inputs config and test: give one (a config file, or a simulation test's package)")
+	case in.Test == "" && in.Run != "":
+		return Inputs{}, errors.New("input run: names a simulation test of the package given as input test, which is empty")
+	case in.Test != "":
+		in.Config = ""
+	case in.Config == "":
 		return Inputs{}, errors.New("input config: empty (want the path of a seedfall config, e.g. seedfall.json)")
 	}
 	if _, err := parseSeeds(in.Seeds); err != nil {

@@ -75,7 +75,7 @@ func (r *runner) publish(ctx context.Context, d *report.Data) {
 			r.action.Warningf("seedfall: job summary %s: %v", r.env.SummaryPath, err)
 		}
 	}
-	loc, err := newLocator(r.env.Workspace, r.in.Config)
+	loc, err := newLocator(r.env.Workspace, r.in.anchor())
 	places := loc.locations(d)
 	if err != nil && len(places) > 0 {
 		r.printf("seedfall ci: annotations carry no file positions: %v", err)

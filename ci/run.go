@@ -199,7 +199,7 @@ func (r *runner) run(ctx context.Context) (int, error) {
 			return 0, err
 		}
 	}
-	r.printf("seedfall ci: %s: sweeping %d seeds of %s (%s mode%s)", where, len(seeds), r.in.Config, mode, shard)
+	r.printf("seedfall ci: %s: sweeping %d seeds of %s (%s mode%s)", where, len(seeds), r.in.name(), mode, shard)
 	if r.upgrade != nil {
 		r.printf("seedfall ci: %s", r.upgrade.line(r.ev))
 	}
@@ -464,7 +464,7 @@ func statusRank(s report.Status) int {
 // known, then fixed; within each, by lowest seed.
 func (r *runner) buildData(results []engine.Result, groups []*group, fixed []string, base *Baseline, mut *Mutation) *report.Data {
 	sum := report.Summary{
-		Config: r.in.Config,
+		Config: r.in.name(),
 		Seeds:  r.in.Seeds,
 		Commit: r.ev.SHA,
 		Ref:    r.ev.Ref,
@@ -573,7 +573,7 @@ func (r *runner) buildData(results []engine.Result, groups []*group, fixed []str
 	})
 
 	d := &report.Data{
-		Title:      "seedfall: " + r.in.Config,
+		Title:      "seedfall: " + r.in.name(),
 		Groups:     gs,
 		Properties: aggregateProperties(results),
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"strings"
 
 	"github.com/seedfall/seedfall/engine"
@@ -98,7 +97,7 @@ func (r *runner) resolveUpgrade(ctx context.Context) (*upgrade, error) {
 	if err := checkRevisionName(rev); err != nil {
 		return nil, fmt.Errorf("input upgrade-from: %w", err)
 	}
-	dir := filepath.Dir(r.in.Config)
+	dir := r.in.home()
 	cmd := exec.CommandContext(ctx, "git", "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
 	cmd.Dir = dir
 	var stderr strings.Builder

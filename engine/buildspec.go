@@ -15,7 +15,7 @@ func buildSpec(cfg *Config, n NodeConfig) build.Spec {
 	dir, pkg := pkgModule(cfg.Dir, n.Pkg)
 	return build.Spec{
 		Dir: dir, ConfigPath: cfg.Path,
-		Name: n.Name, Pkg: pkg, Tags: n.Tags, NetOverlay: n.NetOverlay, Patches: n.Patches,
+		Name: n.Name, Pkg: pkg, Test: n.Test, Tags: n.Tags, NetOverlay: n.NetOverlay, Patches: n.Patches,
 		Interleave: n.Interleave.On, InterleaveFileOps: n.Interleave.FileOps,
 		Coverage: coverHook(cfg.Coverage),
 	}
@@ -25,7 +25,21 @@ func buildSpec(cfg *Config, n NodeConfig) build.Spec {
 // a directory ("../raft/client") of another module of the repository, which is then
 // built in that module, with its own go.mod (examples/raft-boltdb's workload is
 // examples/raft's client, which requires another hashicorp/raft).
+//
+// An absolute pkg (the configs `seedfall test` derives, which live in the cache) is
+// built in its own module.
 func pkgModule(dir, pkg string) (string, string) {
+	if filepath.IsAbs(pkg) {
+		if root := moduleRoot(pkg); root != "" {
+			if rel, err := filepath.Rel(root, pkg); err == nil {
+				if rel == "." {
+					return root, "."
+				}
+				return root, "./" + filepath.ToSlash(rel)
+			}
+		}
+		return dir, pkg
+	}
 	if pkg != "." && !strings.HasPrefix(pkg, "./") && !strings.HasPrefix(pkg, "../") {
 		return dir, pkg
 	}

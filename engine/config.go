@@ -79,7 +79,10 @@ type NodeConfig struct {
 	Name string `json:"name"`
 	// Pkg is the Go package to build, relative to the config's directory ("./server").
 	// A directory of another module ("../raft/client") is built in that module.
-	Pkg  string            `json:"pkg"`
+	Pkg string `json:"pkg"`
+	// Test builds Pkg's test binary (go test -c) instead of a main package: the nodes
+	// of a simulation test (package simtest, `seedfall test`) are instances of it.
+	Test bool              `json:"test,omitempty"`
 	Args []string          `json:"args,omitempty"`
 	Env  map[string]string `json:"env,omitempty"`
 	// NetOverlay builds the node with seedfall's wasip1 net package, so unmodified

@@ -218,6 +218,10 @@ func (inc *incarnation) Assert(kind int, cond bool, msg, details string) {
 // SetupComplete is seedfall.setup_complete (sdk_lifecycle.go).
 func (inc *incarnation) SetupComplete(details string) { inc.w.setupComplete(inc, details) }
 
+// FailureContext is seedfall.failure_context: the end of the line the guest prints next
+// is context, which the failure's signature leaves out (signatureKey).
+func (inc *incarnation) FailureContext(text string) { inc.failContext = strings.TrimSpace(text) }
+
 // StopFaults is seedfall.stop_faults (sdk_lifecycle.go).
 func (inc *incarnation) StopFaults(ns int64) { inc.w.stopFaults(inc, ns) }
 

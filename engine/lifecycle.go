@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
@@ -169,6 +170,9 @@ func (w *world) afterExit(inc *incarnation) {
 			reason = fmt.Sprintf("workload exited with code %d%s", inc.code, detail)
 		}
 		w.fail(KindWorkloadExit, inc.label, reason)
+		if c := inc.failContext; c != "" && reason == inc.lastLine && strings.HasSuffix(reason, c) && w.failure.Kind == KindWorkloadExit {
+			w.failure.Context = c
+		}
 		return
 	}
 	if inc.code != 0 && !inc.killed && n.cfg.failStop() {

@@ -37,6 +37,10 @@ type Failure struct {
 	// LastOutput is, for a liveness failure, the workload's last line of output, from
 	// which its signature is made.
 	LastOutput string `json:"last_output,omitempty"`
+	// Context is the end of Reason that the workload marked as context with
+	// sim.FailureContext: where or how it noticed the failure ("(read back after
+	// reconnecting, before the next write)"), not what failed. Signature leaves it out.
+	Context string `json:"context,omitempty"`
 }
 
 // FailureKind classifies a failure.

@@ -99,7 +99,7 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 		// Nodes built alike (three replicas of one server) share one build.
 		built := map[string]string{}
 		for _, n := range nodes {
-			key := fmt.Sprintf("%q %v %q %q %v %v", n.Pkg, n.NetOverlay, n.Patches, n.Tags, n.Interleave.On, n.Interleave.FileOps)
+			key := fmt.Sprintf("%q %v %v %q %q %v %v", n.Pkg, n.Test, n.NetOverlay, n.Patches, n.Tags, n.Interleave.On, n.Interleave.FileOps)
 			if p, ok := built[key]; ok {
 				s.wasmPaths = append(s.wasmPaths, p)
 				continue

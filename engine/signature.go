@@ -20,12 +20,24 @@ var (
 	sigDuration = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s|m|h)\b`)
 	sigKV       = regexp.MustCompile(`\b([A-Za-z_]+)\d+\b`)
 	sigNumber   = regexp.MustCompile(`\d+`)
+	// sigDotted is a number with a fraction or parts (a retry's value "v73.1", "1.5",
+	// "10.0.0.1"): one number, so that a retried write reads as its first attempt. A
+	// module version ("raft@v1.8.0", in a source location) is kept (dotted).
+	sigDotted = regexp.MustCompile(`N(\.N)+`)
+	// sigNumbered is a numbered name with a dash and a numbered (or empty) tail: a
+	// value "v12-000", "v12-" once its numbers are N. One token, whatever the tail.
+	sigNumbered = regexp.MustCompile(`([A-Za-z_]N)-N?`)
+	// sigShortened is the tail kvcheck and its kin give a long value they shorten
+	// ("v12-444...(80 bytes)"): how long the value was is not the bug.
+	sigShortened = regexp.MustCompile(`\.\.\.\(N bytes\)`)
 	sigSpace    = regexp.MustCompile(`\s+`)
 )
 
 // NormalizeReason strips the volatile parts of a failure reason (incarnations, quoted
 // values, source line numbers, addresses, hex, durations, key and value numbers, other
-// numbers) so that two seeds hitting the same bug give the same text. Numbers of any
+// numbers, a number's fraction or parts, a numbered value's dashed tail, a shortened
+// value's length) so that two
+// seeds hitting the same bug give the same text. Numbers of any
 // width and hex values all become N; a word of letters then digits (k12, a1234567) is a
 // key or a value numbered by the run and becomes its letters and N (kN, aN), so a hex
 // value that happens to read that way (deadbeef0042) does too. The file of a
@@ -40,6 +52,9 @@ func NormalizeReason(reason string) string {
 	s = sigHex.ReplaceAllString(s, sigNumToken)
 	s = sigDuration.ReplaceAllString(s, "DUR")
 	s = sigNumber.ReplaceAllString(s, "N")
+	s = dotted(s)
+	s = sigNumbered.ReplaceAllString(s, "$1")
+	s = sigShortened.ReplaceAllString(s, "")
 	s = sigSpace.ReplaceAllString(strings.TrimSpace(s), " ")
 	return s
 }
@@ -56,6 +71,9 @@ func normalizeOutput(line string) string {
 	s = sigHex.ReplaceAllString(s, sigNumToken)
 	s = sigDuration.ReplaceAllString(s, "DUR")
 	s = sigNumber.ReplaceAllString(s, "N")
+	s = dotted(s)
+	s = sigNumbered.ReplaceAllString(s, "$1")
+	s = sigShortened.ReplaceAllString(s, "")
 	return sigSpace.ReplaceAllString(strings.TrimSpace(s), " ")
 }
 
@@ -90,5 +108,23 @@ func signatureKey(r *Result) string {
 		// seed to seed for one stall.
 		return string(r.Failure.Kind) + "|last output: " + normalizeOutput(r.Failure.LastOutput)
 	}
-	return string(r.Failure.Kind) + "|" + NormalizeReason(r.Failure.Reason)
+	// What the workload marked as context (sim.FailureContext) is where it noticed the
+	// failure, not what failed: one bug seen by two checks is one signature.
+	return string(r.Failure.Kind) + "|" + NormalizeReason(strings.TrimSpace(strings.TrimSuffix(r.Failure.Reason, r.Failure.Context)))
+}
+
+// dotted replaces each sigDotted match by N, except in a module version ("@vN.N.N").
+func dotted(s string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range sigDotted.FindAllStringIndex(s, -1) {
+		if m[0] >= 2 && s[m[0]-2:m[0]] == "@v" {
+			continue
+		}
+		b.WriteString(s[last:m[0]])
+		b.WriteString("N")
+		last = m[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }

@@ -181,6 +181,9 @@ type incarnation struct {
 	out      [3]strings.Builder // partial lines of fd 1 and 2
 	outBytes int
 	lastLine string
+	// failContext is what the guest marked as the context of its failure line
+	// (sim.FailureContext): it counts when the line ends with it.
+	failContext string
 	panics   panicScan // the Go runtime's panic report in the output, if any
 	mod      api.Module
 

@@ -106,6 +106,14 @@ func failed(kind int, cond bool) bool {
 	return (kind == kindAlways && !cond) || kind == kindUnreachable
 }
 
+// FailureContext says that the failure line the program is about to print (its last
+// line: a failing workload's reason) ends in text, which tells where or how the failure
+// was noticed rather than what failed: "(read back after reconnecting, before the next
+// write)". The line is printed and reported whole; its signature leaves text out, so
+// one bug that two checks notice is one signature, not two. Outside the simulator it
+// does nothing.
+func FailureContext(text string) { failureContext(text) }
+
 // Op is one operation of a recorded history, started by [Call] and finished by
 // [Op.Return]. The zero value and nil are valid and record nothing.
 type Op struct {

@@ -94,4 +94,6 @@ func opReturn(id uint32, output any) {}
 
 func setupComplete(details []byte) {}
 
+func failureContext(text string) {}
+
 func stopFaults(d time.Duration) {}

@@ -38,6 +38,9 @@ func hostStopFaults(ns int64) uint32
 //go:wasmimport seedfall op_return
 func opReturnHost(id uint32, output unsafe.Pointer, outputLen uint32) uint32
 
+//go:wasmimport seedfall failure_context
+func hostFailureContext(text unsafe.Pointer, textLen uint32) uint32
+
 // InSimulation reports whether the program runs inside seedfall's simulated world. It
 // is true exactly in GOOS=wasip1 builds: such a build imports the seedfall host module,
 // so nothing but seedfall can run it.
@@ -166,5 +169,7 @@ func opReturn(id uint32, output any) {
 }
 
 func setupComplete(details []byte) { hostSetupComplete(bytesPtr(details), uint32(len(details))) }
+
+func failureContext(text string) { hostFailureContext(strPtr(text), uint32(len(text))) }
 
 func stopFaults(d time.Duration) { hostStopFaults(int64(d)) }

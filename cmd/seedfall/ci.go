@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/cli"
 	"github.com/seedfall/seedfall/internal/engineapi"
+	"github.com/seedfall/seedfall/internal/simtestcfg"
 )
 
 // ciEngine adapts the engine to the ci flow: sweeps run in worker processes, the first
@@ -215,9 +217,33 @@ func cmdCI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "seedfall ci: %v\n", err)
 		return exitUsage
 	}
+	var test *simtestcfg.Package
+	if in.Test != "" {
+		// A simulation test: its package holds the sources (and the go.mod whose
+		// release the build uses); its config is derived once the toolchain is set.
+		found, err := simtestcfg.Find([]string{in.Test}, in.Run)
+		if err != nil {
+			fmt.Fprintf(stderr, "seedfall ci: input test: %v\n", err)
+			return exitUsage
+		}
+		var names []string
+		for _, p := range found {
+			names = append(names, p.Tests...)
+		}
+		if len(names) != 1 {
+			fmt.Fprintf(stderr, "seedfall ci: inputs test %s and run %q: %d simulation tests match (%s); a sweep is of one test: set run to match one (a matrix job per test sweeps them all)\n", in.Test, in.Run, len(names), strings.Join(names, ", "))
+			return exitUsage
+		}
+		test = &found[0]
+		in.Home = test.Dir
+	}
 	// The image's Go, or the release the repository pins (ci.GoToolchain): set before
 	// anything runs the go command.
-	tc, why, err := ci.GoToolchain(in.Config, os.Getenv)
+	anchor := in.Config
+	if in.Home != "" {
+		anchor = filepath.Join(in.Home, "seedfall.json") // where the test's config would be
+	}
+	tc, why, err := ci.GoToolchain(anchor, os.Getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "seedfall ci: %v\n", err)
 		return exitUsage
@@ -226,6 +252,14 @@ func cmdCI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		os.Setenv("GOTOOLCHAIN", tc)
 	}
 	fmt.Fprintf(stdout, "seedfall ci: %s\n", why)
+	if test != nil {
+		d, err := simtestcfg.Derive(ctx, *test, func(s string) { fmt.Fprintf(stdout, "seedfall ci: %s\n", s) })
+		if err != nil {
+			fmt.Fprintf(stderr, "seedfall ci: input test: %v\n", err)
+			return exitUsage
+		}
+		in.Config, in.Name = d[0].Path, d[0].Ref.Command()
+	}
 	eng := &ciEngine{stderr: stderr}
 	defer eng.close()
 	code, err := ci.Run(ctx, in, ci.EnvFromGetenv(os.Getenv), eng, stdout)

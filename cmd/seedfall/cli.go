@@ -31,6 +31,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "sweep seeds in parallel: seedfall run -c seedfall.json -seeds 1-1000 [-check]", cmdRun},
+		{"test", "run a package's simulation tests (package simtest): seedfall test ./pkg -run '^TestX$' [-seeds 1-300] [-check]", cmdTest},
 		{"explore", "feedback-directed search over fault plans: seedfall explore -c seedfall.json -runs 400", cmdExplore},
 		{"replay", "replay one seed exactly and print its trace: seedfall replay -seed 9 [-faults plan.json]", cmdReplay},
 		{"shrink", "cut a failing seed's faults to the few that matter: seedfall shrink -seed 9", cmdShrink},

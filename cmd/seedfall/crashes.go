@@ -22,6 +22,7 @@ import (
 func cmdCrashes(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("crashes", stderr)
 	cfgPath := fs.String("c", "seedfall.json", "config `file`")
+	tf := addTestFlags(fs)
 	seed := fs.Uint64("seed", 1, "the seed whose run is crashed")
 	node := fs.String("node", "", "the node to crash (default: the config's first node)")
 	ops := fs.String("ops", "", "only these disk ops of the node, `A-B` (1-based, inclusive; A- or -B for open ends)")
@@ -37,6 +38,9 @@ func cmdCrashes(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	faults := fs.String("faults", "", "probe the run of this fault plan `file` (saved by replay -save, shrink or by hand) instead of the seed's own faults; each state's plan is the file's faults before the op plus the crash")
 	upgradeFrom := upgradeFromFlag(fs)
 	if code, stop := parseFlags(fs, args); stop {
+		return code
+	}
+	if code := tf.resolve(ctx, "crashes", cfgPath, stderr); code != 0 {
 		return code
 	}
 	var opt engineapi.CrashStatesOptions
@@ -72,6 +76,9 @@ func cmdCrashes(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if dir == "" {
 		stem := strings.TrimSuffix(filepath.Base(*cfgPath), filepath.Ext(*cfgPath))
 		dir = filepath.Join(filepath.Dir(*cfgPath), fmt.Sprintf("%s.seed-%d.crashes", stem, *seed))
+		if ref, ok := cli.TestOf(*cfgPath); ok {
+			dir = filepath.Join(ref.Dir, fmt.Sprintf("%s.seed-%d.crashes", ref.Name, *seed))
+		}
 	}
 	sim, code := loadAndPrepareFrom(ctx, *cfgPath, *upgradeFrom, stderr, true)
 	if sim == nil {
@@ -166,7 +173,7 @@ func printCrashes(w io.Writer, rep *cli.CrashesReport) {
 			fmt.Fprintf(w, "    replay: %s\n", f.Replay)
 		}
 		if s.Shrunk != "" {
-			fmt.Fprintf(w, "  shrunk: seedfall replay -c %s -seed %d -faults %s\n", rep.Config, rep.Seed, s.Shrunk)
+			fmt.Fprintf(w, "  shrunk: %s\n", cli.ReplayCommand(rep.Config, rep.Seed, "-faults "+s.Shrunk))
 		}
 	}
 	if rep.Retimed > 0 {

@@ -17,6 +17,7 @@ import (
 func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("shrink", stderr)
 	cfgPath := fs.String("c", "seedfall.json", "config `file`")
+	tf := addTestFlags(fs)
 	seed := fs.Uint64("seed", 0, "the failing seed (required)")
 	faults := fs.String("faults", "", "start from this fault plan `file` instead of the seed's own")
 	out := fs.String("o", "", "save the minimal plan to `file` (default CONFIG.seed-N.faults.json next to the config: seedfall.seed-2.faults.json for seedfall.json)")
@@ -25,6 +26,9 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	jsonOut := fs.Bool("json", false, "print JSON")
 	upgradeFrom := upgradeFromFlag(fs)
 	if code, stop := parseFlags(fs, args); stop {
+		return code
+	}
+	if code := tf.resolve(ctx, "shrink", cfgPath, stderr); code != 0 {
 		return code
 	}
 	if !flagSet(fs, "seed") {
@@ -113,6 +117,7 @@ type causeJSON struct {
 func cmdCause(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("cause", stderr)
 	cfgPath := fs.String("c", "seedfall.json", "config `file`")
+	tf := addTestFlags(fs)
 	seed := fs.Uint64("seed", 0, "the failing seed (required)")
 	faults := fs.String("faults", "", "explain the run of this fault plan `file`")
 	moments := fs.Int("moments", 20, "evenly spaced moments (a moment before and after each fault is added)")
@@ -121,6 +126,9 @@ func cmdCause(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	jsonOut := fs.Bool("json", false, "print the curve as JSON")
 	upgradeFrom := upgradeFromFlag(fs)
 	if code, stop := parseFlags(fs, args); stop {
+		return code
+	}
+	if code := tf.resolve(ctx, "cause", cfgPath, stderr); code != 0 {
 		return code
 	}
 	if !flagSet(fs, "seed") {

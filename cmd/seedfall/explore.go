@@ -47,6 +47,7 @@ type explorePlan struct {
 func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("explore", stderr)
 	cfgPath := fs.String("c", "seedfall.json", "config `file`")
+	tf := addTestFlags(fs)
 	runs := fs.Int("runs", 200, "run budget")
 	seed := fs.Uint64("seed", 1, "seed of the explorer's own choices (same seed, same runs)")
 	batch := fs.Int("batch", 4, "runs derived at a time from the corpus and run in parallel (part of the sequence, unlike -workers)")
@@ -59,6 +60,9 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	quiet := fs.Bool("q", false, "no progress output")
 	crashes := fs.Int("crashes", 0, "then run `seedfall crashes` on the first `K` corpus runs (their seeds and plans); 0: no")
 	if code, stop := parseFlags(fs, args); stop {
+		return code
+	}
+	if code := tf.resolve(ctx, "explore", cfgPath, stderr); code != 0 {
 		return code
 	}
 	bad := func(format string, a ...any) int {

@@ -19,6 +19,7 @@ import (
 func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("replay", stderr)
 	cfgPath := fs.String("c", "seedfall.json", "config `file`")
+	tf := addTestFlags(fs)
 	seed := fs.Uint64("seed", 0, "the seed to replay (required)")
 	faults := fs.String("faults", "", "replay this fault plan `file` instead of the seed's own")
 	save := fs.String("save", "", "save the run's applied faults as a plan `file` (replays exactly with -faults)")
@@ -29,6 +30,9 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	profile := fs.String("profile", "", "write a CPU profile of the guests (pprof format, for go tool pprof) to `file`")
 	upgradeFrom := upgradeFromFlag(fs)
 	if code, stop := parseFlags(fs, args); stop {
+		return code
+	}
+	if code := tf.resolve(ctx, "replay", cfgPath, stderr); code != 0 {
 		return code
 	}
 	if err := engineapi.CheckMutation(*mutation); err != nil {

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/seedfall/seedfall/sim"
 )
 
 const (
@@ -32,8 +34,17 @@ func Main() {
 	pad := flag.Int("pad", 40, "values get a random padding of 0 to `n` bytes, so entries differ in length")
 	readBack := flag.Bool("readback", true, "read every acknowledged key back after each reconnection, before the next write (false: the checker before issue 31, for comparison)")
 	flag.Parse()
-	Run(Workload{
-		Puts: *puts, Keys: *keys, CheckEvery: *checkEvery, Settle: time.Second, ReadBack: *readBack,
+	Run(workload(*puts, *keys, *checkEvery, pad, *readBack))
+}
+
+// DefaultWorkload is the workload of Main's default flags, with values padded by 0 to
+// pad bytes.
+func DefaultWorkload(pad int) Workload { return workload(150, 16, 10, &pad, true) }
+
+// workload is Main's workload.
+func workload(puts, keys, checkEvery int, pad *int, readBack bool) Workload {
+	return Workload{
+		Puts: puts, Keys: keys, CheckEvery: checkEvery, Settle: time.Second, ReadBack: readBack,
 		// A large -pad makes values kilobytes long: the failure line keeps their head
 		// and length (values of the default -pad are printed whole).
 		Short: func(s string) string {
@@ -54,7 +65,7 @@ func Main() {
 			}
 			return value
 		},
-	})
+	}
 }
 
 type client struct {
@@ -111,8 +122,7 @@ func (c *client) get(key string) string {
 			}
 			if errs++; errs >= maxReadErrors {
 				if _, acked := c.acked[key]; acked {
-					fmt.Printf("read of acknowledged key %s fails: the server answers %q, %d times in a row on one connection\n", key, c.short(reply), errs)
-					os.Exit(1)
+					fail("read of acknowledged key %s fails: the server answers %q, %d times in a row on one connection\n", key, c.short(reply), errs)
 				}
 			}
 		}
@@ -154,7 +164,24 @@ func (c *client) check(when string) {
 		if found && (got == c.acked[k] || slices.Contains(c.maybe[k], got)) {
 			continue
 		}
-		fmt.Printf("acknowledged write lost: %s=%s, server now answers %q%s\n", k, c.short(c.acked[k]), c.short(reply), when)
-		os.Exit(1)
+		if when != "" {
+			// Which check saw the loss is context: the same loss seen by the periodic
+			// check is the same bug, with the same signature.
+			sim.FailureContext(when)
+		}
+		fail("acknowledged write lost: %s=%s, server now answers %q%s\n", k, c.short(c.acked[k]), c.short(reply), when)
 	}
+}
+
+// Failed, when set, receives the check's failure line in place of printing it and
+// exiting 1 (package kvsim, natively: t.Fatalf). It must not return.
+var Failed func(line string)
+
+// fail prints the failure line and exits 1, or hands it to Failed.
+func fail(format string, args ...any) {
+	if Failed != nil {
+		Failed(strings.TrimSuffix(fmt.Sprintf(format, args...), "\n"))
+	}
+	fmt.Printf(format, args...)
+	os.Exit(1)
 }

@@ -27,11 +27,17 @@ type Workload struct {
 	// Short shortens a value, or a reply carrying one, for the "acknowledged write lost"
 	// line; nil prints them whole.
 	Short func(string) string
+	// Addr is the server's address; "" is "server:7000", the examples' server node.
+	Addr string
 }
 
 // Run runs w against the server and exits 1 at the first acknowledged write lost.
 func Run(w Workload) {
-	c := &client{Conn: Conn{Addr: serverAddr}, acked: map[string]string{}, maybe: map[string][]string{}, short: w.Short, readBack: w.ReadBack}
+	addr := w.Addr
+	if addr == "" {
+		addr = serverAddr
+	}
+	c := &client{Conn: Conn{Addr: addr}, acked: map[string]string{}, maybe: map[string][]string{}, short: w.Short, readBack: w.ReadBack}
 	if c.short == nil {
 		c.short = func(s string) string { return s }
 	}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -229,5 +230,48 @@ func TestServerProtocol(t *testing.T) {
 		if got := strings.TrimSuffix(line, "\n"); got != c.want {
 			t.Errorf("%s -> %q, want %q", c.req, got, c.want)
 		}
+	}
+}
+
+// The simulation test of simtest/ (package simtest) finds the torn-tail bug as
+// seedfall.json does; its replay command replays it; shrink, cause and crashes take
+// the test where they take a config; the fixed recovery passes, traces identical.
+func TestSimulationTest(t *testing.T) {
+	const test = "^TestTornTail$"
+	code, out := exampletest.Run(t, "test", "./simtest", "-run", test, "-seeds", "1-40", "-stop-on-fail", "-workers", "2", "-q")
+	exampletest.WantFail(t, code, out, "acknowledged write lost: ", "replay: seedfall test ./simtest -run '^TestTornTail$' -seed ")
+	m := regexp.MustCompile(`replay: seedfall test \./simtest -run '\^TestTornTail\$' -seed (\d+)\n`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no replay command:\n%s", out)
+	}
+	seed := m[1]
+	code, again := exampletest.Run(t, "test", "./simtest", "-run", test, "-seed", seed, "-q")
+	exampletest.WantFail(t, code, again, "FAIL seed "+seed+" ", "acknowledged write lost: ")
+
+	plan := filepath.Join(t.TempDir(), "plan.json")
+	code, out = exampletest.Run(t, "shrink", "-test", "./simtest", "-run", test, "-seed", seed, "-o", plan, "-workers", "2")
+	if !strings.Contains(out, "minimal plan saved to "+plan) || !strings.Contains(out, "seedfall test ./simtest -run '^TestTornTail$' -seed "+seed+" -faults "+plan) {
+		t.Fatalf("shrink (exit %d):\n%s", code, out)
+	}
+	code, out = exampletest.Run(t, "test", "./simtest", "-run", test, "-seed", seed, "-faults", plan, "-q")
+	exampletest.WantFail(t, code, out, "acknowledged write lost: ")
+	code, out = exampletest.Run(t, "cause", "-test", "./simtest", "-run", test, "-seed", seed, "-futures", "4", "-moments", "4", "-workers", "2")
+	if !strings.Contains(out, "biggest jump:") {
+		t.Fatalf("cause (exit %d):\n%s", code, out)
+	}
+	code, out = exampletest.Run(t, "crashes", "-test", "./simtest", "-run", test, "-seed", "1", "-own-faults=false", "-ops", "30-33", "-out", t.TempDir(), "-workers", "2")
+	if !strings.Contains(out, "VULNERABLE kvlog/kvstore/kvstore.go:") || !strings.Contains(out, "replay: seedfall test ./simtest -run '^TestTornTail$' -seed 1 -faults ") {
+		t.Fatalf("crashes (exit %d):\n%s", code, out)
+	}
+	// -run must name one test for the commands that take one.
+	code, out = exampletest.Run(t, "shrink", "-test", "./simtest", "-run", "TornTail", "-seed", "1")
+	if code != 2 || !strings.Contains(out, "matches 2 simulation tests (TestTornTail, TestTornTailFixed); name one") {
+		t.Fatalf("shrink of two tests: exit %d:\n%s", code, out)
+	}
+
+	code, out = exampletest.Run(t, "test", "./simtest", "-run", "^TestTornTailFixed$", "-seeds", exampletest.Seeds("1-10", "1-300"), "-check", "-workers", "2", "-q")
+	exampletest.WantPass(t, code, out)
+	if !strings.Contains(out, "traces identical") {
+		t.Fatalf("-check did not compare:\n%s", out)
 	}
 }

@@ -3,6 +3,7 @@ package pogreb_test
 import (
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/seedfall/seedfall/examples/exampletest"
@@ -58,4 +59,16 @@ func TestFixedPasses(t *testing.T) {
 func TestNegativeControlNoSync(t *testing.T) {
 	code, out := exampletest.Run(t, "run", "-q", "-workers", "2", "-c", "seedfall.nosync.json", "-seeds", "1-10")
 	exampletest.WantFail(t, code, out, "acknowledged write lost: ")
+}
+
+// The simulation test of simtest/ (package simtest, a third of the JSON harness's
+// lines) finds finding 10, and its twin with the fix passes, traces identical.
+func TestSimulationTest(t *testing.T) {
+	code, out := exampletest.Run(t, "test", "./simtest", "-run", "Survive$", "-seeds", "1-150", "-stop-on-fail", "-workers", "2", "-q")
+	exampletest.WantFail(t, code, out, "acknowledged write lost: ", "crash db during disk op #", "replay: seedfall test ./simtest -run '^TestAcknowledgedWritesSurvive$' -seed ")
+	code, out = exampletest.Run(t, "test", "./simtest", "-run", "Fixed$", "-seeds", exampletest.Seeds("1-10", "1-300"), "-check", "-workers", "2", "-q")
+	exampletest.WantPass(t, code, out)
+	if !strings.Contains(out, "traces identical") {
+		t.Fatalf("-check did not compare:\n%s", out)
+	}
 }

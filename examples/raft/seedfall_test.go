@@ -302,3 +302,21 @@ func TestLongCorruptionTable(t *testing.T) {
 		})
 	}
 }
+
+// The simulation test of simtest/ (three Binary nodes of ./node, raftcheck's workload,
+// the kv linearizability check) finds what strict.lin.json finds, with the same
+// signatures, and passes patched.
+func TestSimulationTest(t *testing.T) {
+	code, out := exampletest.Run(t, "test", "./simtest", "-run", "^TestLinearizable$", "-seeds", "1-4", "-workers", "2", "-q")
+	exampletest.WantFail(t, code, out, "crashed: exit_code(", "replay: seedfall test ./simtest -run '^TestLinearizable$' -seed ")
+	code, cfgOut := exampletest.Run(t, "run", "-c", "strict.lin.json", "-seeds", "1-4", "-workers", "2", "-q")
+	exampletest.WantFail(t, code, cfgOut)
+	sigs := regexp.MustCompile(`sig-[0-9a-f]{12}`)
+	for _, s := range sigs.FindAllString(cfgOut, -1) {
+		if !strings.Contains(out, s) {
+			t.Errorf("strict.lin.json's %s is not the simulation test's:\n%s", s, out)
+		}
+	}
+	code, out = exampletest.Run(t, "test", "./simtest", "-run", "Patched$", "-seeds", exampletest.Seeds("1-3", "1-120"), "-workers", "2", "-q")
+	exampletest.WantPass(t, code, out)
+}

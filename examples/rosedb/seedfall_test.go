@@ -64,9 +64,9 @@ func TestFixedPasses(t *testing.T) {
 // TestCrashStatesFindTornChunk: the systematic crash states of seed 1 (disk ops 13-41 of
 // the server, a few dozen states) find finding 3, the WAL's torn chunk, at its write
 // (segment.go:371) without any random crash landing there, and report the site's
-// distinct failures each with a plan that replays to it: the loss shows at the final
-// check and at the read-back after a reconnection. The fixed WAL has no failing state
-// in the same ops.
+// distinct failures each with a plan that replays to it. The loss shows at the final
+// check and at the read-back after a reconnection, one signature since issue 47 (the
+// read-back's note is context). The fixed WAL has no failing state in the same ops.
 func TestCrashStatesFindTornChunk(t *testing.T) {
 	type report struct {
 		States, Failing, Equivalent int
@@ -86,8 +86,8 @@ func TestCrashStatesFindTornChunk(t *testing.T) {
 		t.Fatalf("wal.json: exit %d, %+v: want failing states and some equivalent ones not run", code, bad)
 	}
 	s := bad.Sites[0]
-	if !strings.HasSuffix(s.Site, "rosedblabs/wal@v1.3.8/segment.go:371") || len(s.Failures) < 2 {
-		t.Fatalf("first site %s with %d distinct failures: want segment.go:371 with at least 2", s.Site, len(s.Failures))
+	if !strings.HasSuffix(s.Site, "rosedblabs/wal@v1.3.8/segment.go:371") || len(s.Failures) == 0 {
+		t.Fatalf("first site %s with %d distinct failures: want segment.go:371 with failures", s.Site, len(s.Failures))
 	}
 	n := 0
 	for _, f := range s.Failures {

@@ -360,7 +360,7 @@ func RunCrashes(ctx context.Context, sp CrashesSpec) (*CrashesReport, error) {
 			if err := SavePlan(f.Plan, j.plan); err != nil {
 				return nil, fmt.Errorf("save plan: %w", err)
 			}
-			f.Replay = fmt.Sprintf("seedfall replay -c %s -seed %d -faults %s%s", sp.Config, sp.Seed, f.Plan, sp.ReplayFlags)
+			f.Replay = ReplayCommand(sp.Config, sp.Seed, "-faults "+f.Plan+sp.ReplayFlags)
 		}
 		s.Failures = append(s.Failures, f)
 		if s.Failing > 1 {

@@ -57,7 +57,13 @@ func SavePlan(path string, p *engine.FaultPlan) error {
 // DefaultPlanPath is where shrink saves the minimal plan of seed when no -o is given:
 // next to the config, named by the config and the seed (seedfall.json, seed 2:
 // seedfall.seed-2.faults.json), so that the configs of one folder never share a file.
+//
+// A simulation test's plan goes into its package directory, named by the test
+// (TestX.seed-2.faults.json).
 func DefaultPlanPath(config string, seed uint64) string {
+	if ref, ok := TestOf(config); ok {
+		return filepath.Join(ref.Dir, fmt.Sprintf("%s.seed-%d.faults.json", ref.Name, seed))
+	}
 	stem := strings.TrimSuffix(filepath.Base(config), filepath.Ext(config))
 	return filepath.Join(filepath.Dir(config), fmt.Sprintf("%s.seed-%d.faults.json", stem, seed))
 }

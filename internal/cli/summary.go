@@ -179,8 +179,14 @@ func Summarize(cfgPath string, results []*engine.Result) SweepSummary {
 
 // ReplayCommand is the command that replays seed of config, with flags appended
 // ("-faults plan.json"): the one place seedfall's output spells it.
+//
+// For a config `seedfall test` derived from a simulation test, the command is the test's:
+// seedfall test ./pkg -run '^TestX$' -seed 9.
 func ReplayCommand(config string, seed uint64, flags ...string) string {
 	cmd := fmt.Sprintf("seedfall replay -c %s -seed %d", config, seed)
+	if ref, ok := TestOf(config); ok {
+		cmd = fmt.Sprintf("%s -seed %d", ref.Command(), seed)
+	}
 	for _, f := range flags {
 		if f = strings.TrimSpace(f); f != "" {
 			cmd += " " + f

@@ -168,8 +168,13 @@ func fingerprint(cfg *engine.Config) (string, error) {
 	}
 	walk(moduleRoot(cfg.Dir), true)
 	for _, n := range nodes {
-		if strings.HasPrefix(n.Pkg, ".") {
+		switch {
+		case strings.HasPrefix(n.Pkg, "."):
 			walk(filepath.Join(cfg.Dir, n.Pkg), false)
+		case filepath.IsAbs(n.Pkg):
+			// A config `seedfall test` derived (in the cache) names its test package
+			// absolutely: its module is what the build reads.
+			walk(moduleRoot(n.Pkg), true)
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil

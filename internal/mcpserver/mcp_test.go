@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/cli"
 	"github.com/seedfall/seedfall/internal/mcpserver"
 )
@@ -195,8 +197,11 @@ func TestMCP(t *testing.T) {
 			if err := json.Unmarshal(data, &schema); err != nil || schema.Type != "object" {
 				t.Errorf("%s: input schema %s is not an object schema", tool.Name, data)
 			}
-			if !slices.Contains(schema.Required, "config") || schema.Properties["config"] == nil {
-				t.Errorf("%s: input schema %s does not require config", tool.Name, data)
+			if schema.Properties["config"] == nil || schema.Properties["test"] == nil || schema.Properties["run"] == nil {
+				t.Errorf("%s: input schema %s lacks config, test or run", tool.Name, data)
+			}
+			if slices.Contains(schema.Required, "config") {
+				t.Errorf("%s: input schema %s requires config (a simulation test is the other way)", tool.Name, data)
 			}
 			if tool.OutputSchema == nil {
 				t.Errorf("%s: no output schema", tool.Name)
@@ -234,6 +239,53 @@ func TestMCP(t *testing.T) {
 		plain := decode[mcpserver.RunOutput](t, "seedfall_run", s.call(ctx, t, "seedfall_run", "", map[string]any{"config": "seedfall.fixed.json", "seeds": "1"}))
 		if plain.Coverage != nil {
 			t.Errorf("coverage for a config without the field")
+		}
+	})
+
+	t.Run("simulation test", func(t *testing.T) {
+		test := map[string]any{"test": "./simtest", "run": "^TestTornTail$"}
+		with := func(kv ...any) map[string]any {
+			m := maps.Clone(test)
+			for i := 0; i < len(kv); i += 2 {
+				m[kv[i].(string)] = kv[i+1]
+			}
+			return m
+		}
+		res := s.call(ctx, t, "seedfall_run", "", with("seeds", "1-40"))
+		out := decode[mcpserver.RunOutput](t, "seedfall_run", res)
+		if out.Failed == 0 || len(out.Signatures) == 0 {
+			t.Fatalf("%+v: want the torn tail found", out)
+		}
+		g := out.Signatures[0]
+		wantReplay := fmt.Sprintf("seedfall test ./simtest -run '^TestTornTail$' -seed %d", g.Seeds[0])
+		if !strings.Contains(g.Reason, "acknowledged write lost") || g.Replay != wantReplay {
+			t.Errorf("signature %+v: want the lost write, replayed by %q", g, wantReplay)
+		}
+		if !strings.Contains(text(res), `next: seedfall_shrink {"test": "./simtest", "run": "^TestTornTail$", "seed": `) {
+			t.Errorf("text %q does not point to shrinking the test", text(res))
+		}
+		sh := decode[cli.ShrinkReport](t, "seedfall_shrink", s.call(ctx, t, "seedfall_shrink", "", with("seed", g.Seeds[0], "budget_seconds", 60)))
+		t.Cleanup(func() { os.Remove(filepath.Join("../../examples/kvlog", sh.PlanFile)) })
+		if !strings.HasPrefix(sh.PlanFile, "simtest/TestTornTail.seed-") || !sh.ReplaysExact {
+			t.Errorf("shrink %+v: want a plan in the test's package that replays exactly", sh)
+		}
+		rp := decode[mcpserver.ReplayOutput](t, "seedfall_replay", s.call(ctx, t, "seedfall_replay", "", with("seed", g.Seeds[0], "faults", sh.PlanFile)))
+		if rp.Verdict != engine.VerdictFail {
+			t.Errorf("replay of the shrunk plan: %+v", rp)
+		}
+		for _, bad := range []struct {
+			args map[string]any
+			want string
+		}{
+			{map[string]any{"test": "./simtest", "seeds": "1"}, "2 simulation tests match (TestTornTail, TestTornTailFixed)"},
+			{map[string]any{"test": "./simtest", "config": "seedfall.json", "run": "Fixed", "seeds": "1"}, "either config or test"},
+			{map[string]any{"run": "Fixed", "seeds": "1"}, "give the package as test too"},
+			{map[string]any{"test": "../../", "run": "X", "seeds": "1"}, "outside the working directory"},
+		} {
+			res := s.call(ctx, t, "seedfall_run", "", bad.args)
+			if !res.IsError || !strings.Contains(text(res), bad.want) {
+				t.Errorf("seedfall_run %v: %q, want an error with %q", bad.args, text(res), bad.want)
+			}
 		}
 	})
 

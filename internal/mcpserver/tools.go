@@ -31,7 +31,9 @@ const (
 
 // RunInput are seedfall_run's arguments.
 type RunInput struct {
-	Config string `json:"config" jsonschema:"the seedfall config file, relative to the server's working directory, e.g. seedfall.json"`
+	Config string `json:"config,omitempty" jsonschema:"the seedfall config file (or give test), relative to the server's working directory, e.g. seedfall.json"`
+	Test   string `json:"test,omitempty" jsonschema:"instead of config: a simulation test's package directory (package simtest), relative to the working directory, e.g. ./simtest; run names the test"`
+	Run    string `json:"run,omitempty" jsonschema:"with test: a regexp (as go test -run) that matches the one simulation test to use, e.g. ^TestTornTail$"`
 	Seeds  string `json:"seeds" jsonschema:"the seeds to run: a range 1-500, one seed 7, or a list 1-5,9,20-22 (at most 100000 seeds)"`
 	Check  bool   `json:"check,omitempty" jsonschema:"run every seed twice and compare the traces line by line, to prove the system runs deterministically"`
 }
@@ -73,7 +75,9 @@ type SignatureGroup struct {
 
 // ReplayInput are seedfall_replay's arguments.
 type ReplayInput struct {
-	Config     string `json:"config" jsonschema:"the seedfall config file, relative to the server's working directory"`
+	Config     string `json:"config,omitempty" jsonschema:"the seedfall config file (or give test), relative to the server's working directory"`
+	Test       string `json:"test,omitempty" jsonschema:"instead of config: a simulation test's package directory (package simtest), relative to the working directory, e.g. ./simtest; run names the test"`
+	Run        string `json:"run,omitempty" jsonschema:"with test: a regexp (as go test -run) that matches the one simulation test to use, e.g. ^TestTornTail$"`
 	Seed       uint64 `json:"seed" jsonschema:"the seed to replay"`
 	Faults     string `json:"faults,omitempty" jsonschema:"a fault plan file (plan_file from seedfall_shrink) to replay instead of the seed's own faults"`
 	TraceLines int    `json:"trace_lines,omitempty" jsonschema:"how many lines of the end of the trace to return (default 60, at most 5000)"`
@@ -94,7 +98,9 @@ type ReplayOutput struct {
 
 // ShrinkInput are seedfall_shrink's arguments.
 type ShrinkInput struct {
-	Config        string `json:"config" jsonschema:"the seedfall config file, relative to the server's working directory"`
+	Config        string `json:"config,omitempty" jsonschema:"the seedfall config file (or give test), relative to the server's working directory"`
+	Test          string `json:"test,omitempty" jsonschema:"instead of config: a simulation test's package directory (package simtest), relative to the working directory, e.g. ./simtest; run names the test"`
+	Run           string `json:"run,omitempty" jsonschema:"with test: a regexp (as go test -run) that matches the one simulation test to use, e.g. ^TestTornTail$"`
 	Seed          uint64 `json:"seed" jsonschema:"a failing seed, e.g. the first seed of a signature from seedfall_run"`
 	Faults        string `json:"faults,omitempty" jsonschema:"start from this fault plan file instead of the seed's own faults"`
 	BudgetSeconds int    `json:"budget_seconds,omitempty" jsonschema:"wall-clock budget in seconds (default 300, at most 3600); when it runs out the smallest plan so far is returned"`
@@ -102,7 +108,9 @@ type ShrinkInput struct {
 
 // CauseInput are seedfall_cause's arguments.
 type CauseInput struct {
-	Config  string `json:"config" jsonschema:"the seedfall config file, relative to the server's working directory"`
+	Config  string `json:"config,omitempty" jsonschema:"the seedfall config file (or give test), relative to the server's working directory"`
+	Test    string `json:"test,omitempty" jsonschema:"instead of config: a simulation test's package directory (package simtest), relative to the working directory, e.g. ./simtest; run names the test"`
+	Run     string `json:"run,omitempty" jsonschema:"with test: a regexp (as go test -run) that matches the one simulation test to use, e.g. ^TestTornTail$"`
 	Seed    uint64 `json:"seed" jsonschema:"a failing seed"`
 	Faults  string `json:"faults,omitempty" jsonschema:"explain the run of this fault plan file (plan_file from seedfall_shrink) instead of the seed's own faults"`
 	Moments int    `json:"moments,omitempty" jsonschema:"evenly spaced moments (default 20); a moment just before and just after each fault is added"`
@@ -123,18 +131,19 @@ type CauseOutput struct {
 // call is what every tool needs: the resolved config, its prepared Sim, progress.
 type call struct {
 	cfgArg  string // the config relative to the working directory
+	target  target
 	sim     *engine.Sim
 	release func()
 	prog    *progress
 }
 
 // open resolves the config and gets its prepared Sim.
-func (s *Server) open(ctx context.Context, req *mcp.CallToolRequest, config string) (*call, error) {
-	path, err := resolve(s.root, "config", config)
+func (s *Server) open(ctx context.Context, req *mcp.CallToolRequest, tg target) (*call, error) {
+	path, err := s.configPath(ctx, tg)
 	if err != nil {
 		return nil, err
 	}
-	c := &call{cfgArg: display(s.root, path), prog: newProgress(ctx, req)}
+	c := &call{cfgArg: display(s.root, path), target: tg, prog: newProgress(ctx, req)}
 	built := false
 	sim, release, err := s.sims.acquire(ctx, path, func(line string) {
 		if !built {
@@ -192,7 +201,7 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 	if len(seeds) > maxSeeds {
 		return nil, RunOutput{}, fmt.Errorf("seeds %q: %d seeds; at most %d per call (split the range over several calls)", in.Seeds, len(seeds), maxSeeds)
 	}
-	c, err := s.open(ctx, req, in.Config)
+	c, err := s.open(ctx, req, target{in.Config, in.Test, in.Run})
 	if err != nil {
 		return nil, RunOutput{}, err
 	}
@@ -232,7 +241,7 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 			Replay:              cli.ReplayCommand(c.cfgArg, g.First.Seed),
 		})
 	}
-	return textResult(runText(out), out), out, nil
+	return textResult(runText(out, c.target), out), out, nil
 }
 
 func (s *Server) replay(ctx context.Context, req *mcp.CallToolRequest, in ReplayInput) (*mcp.CallToolResult, ReplayOutput, error) {
@@ -247,7 +256,7 @@ func (s *Server) replay(ctx context.Context, req *mcp.CallToolRequest, in Replay
 	if err != nil {
 		return nil, ReplayOutput{}, err
 	}
-	c, err := s.open(ctx, req, in.Config)
+	c, err := s.open(ctx, req, target{in.Config, in.Test, in.Run})
 	if err != nil {
 		return nil, ReplayOutput{}, err
 	}
@@ -284,7 +293,7 @@ func (s *Server) shrink(ctx context.Context, req *mcp.CallToolRequest, in Shrink
 	if err != nil {
 		return nil, none, err
 	}
-	c, err := s.open(ctx, req, in.Config)
+	c, err := s.open(ctx, req, target{in.Config, in.Test, in.Run})
 	if err != nil {
 		return nil, none, err
 	}
@@ -314,7 +323,7 @@ func (s *Server) shrink(ctx context.Context, req *mcp.CallToolRequest, in Shrink
 	planArg := display(s.root, planFile)
 	out := cli.NewShrinkReport(res, planArg, cli.ReplayCommand(c.cfgArg, in.Seed, "-faults "+planArg))
 	out.Failure.FaultsBeforeFailure = nonNil(out.Failure.FaultsBeforeFailure)
-	return textResult(shrinkText(out, c.cfgArg, res), out), out, nil
+	return textResult(shrinkText(out, c.target, res), out), out, nil
 }
 
 func (s *Server) cause(ctx context.Context, req *mcp.CallToolRequest, in CauseInput) (*mcp.CallToolResult, CauseOutput, error) {
@@ -329,7 +338,7 @@ func (s *Server) cause(ctx context.Context, req *mcp.CallToolRequest, in CauseIn
 	if err != nil {
 		return nil, none, err
 	}
-	c, err := s.open(ctx, req, in.Config)
+	c, err := s.open(ctx, req, target{in.Config, in.Test, in.Run})
 	if err != nil {
 		return nil, none, err
 	}
@@ -378,7 +387,7 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-func runText(o RunOutput) string {
+func runText(o RunOutput, tg target) string {
 	var b strings.Builder
 	bad := o.Failed + o.Watchdog + o.Errors
 	if bad == 0 {
@@ -404,7 +413,11 @@ func runText(o RunOutput) string {
 		for _, l := range g.FaultsBeforeFailure {
 			fmt.Fprintf(&b, "    %s\n", l)
 		}
-		fmt.Fprintf(&b, "  next: seedfall_shrink {\"config\": %q, \"seed\": %d}\n", o.Config, g.Seeds[0])
+		next := tg
+		if next.test == "" {
+			next.config = o.Config
+		}
+		fmt.Fprintf(&b, "  next: seedfall_shrink {%s, \"seed\": %d}\n", next.args(), g.Seeds[0])
 	}
 	for _, pf := range o.PropertyFailures {
 		fmt.Fprintf(&b, "FAIL property: %s\n", pf)
@@ -440,7 +453,7 @@ func replayText(o ReplayOutput, r *engine.Result) string {
 	return b.String()
 }
 
-func shrinkText(o cli.ShrinkReport, cfgArg string, res *engine.ShrinkResult) string {
+func shrinkText(o cli.ShrinkReport, tg target, res *engine.ShrinkResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "faults before the failure (%d):\n", o.MinimalFaults)
 	for _, l := range o.Failure.FaultsBeforeFailure {
@@ -457,7 +470,7 @@ func shrinkText(o cli.ShrinkReport, cfgArg string, res *engine.ShrinkResult) str
 	} else {
 		fmt.Fprintf(&b, "WARNING: the minimal plan saved to %s did not replay to an identical trace\n", o.PlanFile)
 	}
-	fmt.Fprintf(&b, "next: seedfall_cause {\"config\": %q, \"seed\": %d, \"faults\": %q}", cfgArg, o.Seed, o.PlanFile)
+	fmt.Fprintf(&b, "next: seedfall_cause {%s, \"seed\": %d, \"faults\": %q}", tg.args(), o.Seed, o.PlanFile)
 	return b.String()
 }
 

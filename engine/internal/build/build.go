@@ -54,6 +54,8 @@ type Spec struct {
 	// two configs with a node of the same name do not share one.
 	ConfigPath string
 	Name, Pkg  string
+	// Test builds Pkg's test binary (go test -c) rather than a main package.
+	Test       bool
 	Tags       []string
 	NetOverlay bool
 	Patches    []string // unified diffs, relative to Dir
@@ -112,7 +114,11 @@ func Node(ctx context.Context, n Spec) (string, error) {
 	}
 	// Unchanged inputs name the module built before (inputs.go). A key that cannot be
 	// computed only means building.
-	key, keyErr := inputsKey(n, append(append([]string(nil), flags...), pkg))
+	verb := []string{"build"}
+	if n.Test {
+		verb = []string{"test", "-c"}
+	}
+	key, keyErr := inputsKey(n, append(append(append([]string(nil), verb...), flags...), pkg))
 	if keyErr == nil {
 		if p, rec, ok := lookupBuilt(cache, key); ok {
 			if n.Coverage != nil {
@@ -132,7 +138,7 @@ func Node(ctx context.Context, n Spec) (string, error) {
 	}
 	tmp.Close()
 	defer os.Remove(tmp.Name())
-	args := append([]string{"build", "-o", tmp.Name()}, flags...)
+	args := append(append(append([]string(nil), verb...), "-o", tmp.Name()), flags...)
 	// Every build has an overlay: the wasip1 platform layer's (internal/platform).
 	tc := gotool.Toolchain{Go: "go"}
 	{
@@ -198,7 +204,7 @@ func Node(ctx context.Context, n Spec) (string, error) {
 	}
 	// Recorded only if the inputs did not change while go build read them.
 	if keyErr == nil {
-		if again, err := inputsKey(n, append(append([]string(nil), flags...), pkg)); err == nil && again == key {
+		if again, err := inputsKey(n, append(append(append([]string(nil), verb...), flags...), pkg)); err == nil && again == key {
 			storeBuilt(cache, key, dst, out.String())
 		}
 	}
@@ -298,7 +304,7 @@ func writeOverlay(n Spec, root string) (ovPath, modfile string, err error) {
 		var files map[string][]byte
 		if i < 0 {
 			files = portFiles
-		} else if files, err = applyPatch(n, filepath.Join(n.Dir, patch), patched, editedBy); err != nil {
+		} else if files, err = applyPatch(n, PatchPath(n.Dir, patch), patched, editedBy); err != nil {
 			return "", "", fmt.Errorf("node %q patches[%d] (%s): %w", n.Name, i, patch, err)
 		}
 		by := fmt.Sprintf("patches[%d] (%s)", i, patch)

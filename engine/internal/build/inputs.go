@@ -127,7 +127,7 @@ func inputsKey(n Spec, args []string) (string, error) {
 		writeField(h, "interleave", []byte(interleave.Fingerprint(n.InterleaveFileOps)))
 	}
 	for _, p := range n.Patches {
-		data, err := os.ReadFile(filepath.Join(n.Dir, p))
+		data, err := os.ReadFile(PatchPath(n.Dir, p))
 		if err != nil {
 			return "", err
 		}

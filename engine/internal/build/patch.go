@@ -182,7 +182,7 @@ func PatchedFiles(n Spec) (map[string][]byte, error) {
 	patched := map[string][]byte{}
 	editedBy := map[string]string{}
 	for i, patch := range n.Patches {
-		files, err := applyPatch(n, filepath.Join(n.Dir, patch), patched, editedBy)
+		files, err := applyPatch(n, PatchPath(n.Dir, patch), patched, editedBy)
 		if err != nil {
 			return nil, fmt.Errorf("node %q patches[%d] (%s): %w", n.Name, i, patch, err)
 		}
@@ -271,4 +271,13 @@ func listDeps(n Spec) (map[string]platform.Module, error) {
 		deps[p.ImportPath] = p.Module.module()
 	}
 	return deps, nil
+}
+
+// PatchPath is where patch p of a node built in dir is: p itself when absolute (the
+// configs `seedfall test` derives name them so), else relative to dir.
+func PatchPath(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
 }

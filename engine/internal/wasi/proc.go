@@ -126,6 +126,9 @@ type Proc interface {
 	// SetupComplete and StopFaults are the workload's lifecycle calls: its setup is
 	// done (details: JSON or ""); faults stop for ns (<= 0: the rest of the run).
 	SetupComplete(details string)
+	// FailureContext marks text, the end of the failure line the guest is about to
+	// print, as where or how the failure was noticed rather than what failed.
+	FailureContext(text string)
 	StopFaults(ns int64)
 	OpPending(id int) bool
 	OpReturn(id int, output []byte)

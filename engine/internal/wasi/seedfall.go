@@ -20,6 +20,7 @@ func seedfallFuncs() []wasiFunc {
 		{name: "setup_complete", params: params(i32, i32), fn: setupComplete},
 		{name: "stop_faults", params: params(i64), fn: stopFaults},
 		{name: "op_return", params: params(i32, i32, i32), fn: opReturn},
+		{name: "failure_context", params: params(i32, i32), fn: failureContext},
 		{name: interleave.ImportPick, params: params(i32), fn: schedPick},
 		{name: "test_host_clock", params: params(i32), fn: testHostClock},
 		{name: cover.ImportMeta, params: params(i32, i32, i32, i32, i32, i32, i32, i32), fn: coverMeta, noRet: true},
@@ -94,6 +95,13 @@ func opReturn(h *Process, m api.Memory, s []uint64) uint32 {
 	}
 	h.p.Advance()
 	h.p.OpReturn(id, append([]byte(nil), readBytes(m, u32(s, 1), u32(s, 2))...))
+	return 0
+}
+
+// failureContext marks the end of the failure line the guest is about to print as
+// context (sim.FailureContext). It costs no virtual time and is not traced.
+func failureContext(h *Process, m api.Memory, s []uint64) uint32 {
+	h.p.FailureContext(readString(m, u32(s, 0), u32(s, 1)))
 	return 0
 }
 

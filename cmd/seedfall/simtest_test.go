@@ -1,0 +1,84 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// bad holds simulation tests that are wrong on purpose, and one that is right.
+const badTests = "./testdata/simtest/bad"
+
+// TestSimtestBadInput: a wrong simulation test gets a clear error and exit 2, never a
+// hang or a sweep of failures that are not the user's library's.
+func TestSimtestBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{badTests, "-run", "^TestNoWorkload$"}, "TestNoWorkload: no workload: declare one with simtest.Workload"},
+		{[]string{badTests, "-run", "^TestDuplicateNodes$"}, `TestDuplicateNodes: two nodes are named "a"`},
+		{[]string{badTests, "-run", "^TestPanicsAtStart$"}, "TestPanicsAtStart: fails with no faults injected, so the test itself is wrong: a#1 crashed: exit_code(2): panic: the node cannot start"},
+		{[]string{badTests, "-run", "^TestNothing$"}, `-run "^TestNothing$" matches no simulation test in ./testdata/simtest/bad`},
+		{[]string{badTests, "-run", "("}, `-run "(": error parsing regexp`},
+		{[]string{"./testdata/engine-none"}, "./testdata/engine-none: no such directory"},
+		{[]string{"."}, "no simulation test (a Test function that calls simtest.Run) in ."},
+		{[]string{badTests, "-seed", "1"}, "-seed replays one test; 5 match (narrow it with -run)"},
+		{[]string{badTests, "-run", "^TestInSubtest$"}, "TestInSubtest calls simtest.Run in its subtest TestInSubtest/sub: call it from the test function itself"},
+		{[]string{"./testdata/simtest/nocompile"}, `x_test.go:11:`},
+	} {
+		done := make(chan struct{})
+		var code int
+		var stderr string
+		go func() {
+			defer close(done)
+			code, _, stderr = runCLI(t, append([]string{"test", "-q", "-seeds", "1-2", "-workers", "1"}, tc.args...)...)
+		}()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Minute):
+			t.Fatalf("seedfall test %q: no exit in 5 minutes", tc.args)
+		}
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("seedfall test %q: exit %d, stderr:\n%s\nwant exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// TestSimtestPasses: the correct test of the same package runs its sweep, -check
+// identical, with the package's wrong tests left out by -run.
+func TestSimtestPasses(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "test", badTests, "-run", "Pings", "-seeds", "1-4", "-check", "-workers", "2", "-q")
+	if code != exitPass || !strings.Contains(stdout, "=== TestPings ("+badTests+")") || !strings.Contains(stdout, "every seed ran twice, traces identical") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// TestCISimulationTest: the Action's inputs test and run sweep a simulation test in
+// place of a config; the report and the annotations name the test's replay command.
+func TestCISimulationTest(t *testing.T) {
+	out := t.TempDir()
+	t.Setenv("GITHUB_WORKSPACE", "../..") // the repository: annotations name its files
+	code, stdout, stderr := runCLI(t, "ci", "-test", "../../examples/kvlog/simtest", "-run", "^TestTornTail$", "-seeds", "1-20", "-mode", "push", "-shrink-budget", "0s", "-out", out)
+	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	if code != exitFail || !strings.Contains(string(md), "seedfall test ../../examples/kvlog/simtest -run '^TestTornTail$' -seed ") ||
+		!strings.Contains(stdout, "::error file=examples/kvlog/kvstore/kvstore.go,line=") {
+		t.Fatalf("exit %d\n%s\n%s\nreport.md:\n%s", code, stdout, stderr, md)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-test", badTests}, `inputs test ./testdata/simtest/bad and run "": 5 simulation tests match (TestDuplicateNodes, TestInSubtest, TestNoWorkload, TestPanicsAtStart, TestPings)`},
+		{[]string{"-test", badTests, "-run", "Pings", "-config", "x.json"}, "inputs config and test: give one"},
+		{[]string{"-run", "Pings"}, "input run: names a simulation test"},
+		{[]string{"-test", badTests, "-run", "NoWorkload"}, "TestNoWorkload: no workload"},
+	} {
+		code, _, stderr := runCLI(t, append([]string{"ci", "-seeds", "1-2", "-out", t.TempDir()}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("ci %q: exit %d, stderr:\n%s\nwant exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
