@@ -30,7 +30,7 @@ var (
 	// sigShortened is the tail kvcheck and its kin give a long value they shorten
 	// ("v12-444...(80 bytes)"): how long the value was is not the bug.
 	sigShortened = regexp.MustCompile(`\.\.\.\(N bytes\)`)
-	sigSpace    = regexp.MustCompile(`\s+`)
+	sigSpace     = regexp.MustCompile(`\s+`)
 )
 
 // NormalizeReason strips the volatile parts of a failure reason (incarnations, quoted

@@ -184,8 +184,8 @@ type incarnation struct {
 	// failContext is what the guest marked as the context of its failure line
 	// (sim.FailureContext): it counts when the line ends with it.
 	failContext string
-	panics   panicScan // the Go runtime's panic report in the output, if any
-	mod      api.Module
+	panics      panicScan // the Go runtime's panic report in the output, if any
+	mod         api.Module
 
 	opWhat       string
 	inflight     *inflightWrite // the write about to begin (crash-state probe only)
