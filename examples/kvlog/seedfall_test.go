@@ -234,7 +234,7 @@ func TestServerProtocol(t *testing.T) {
 }
 
 // The simulation test of simtest/ (package simtest) finds the torn-tail bug as
-// seedfall.json does; its replay command replays it; shrink, cause and crashes take
+// seedfall.json does; its replay command replays it; shrink, cause, crashes and explore take
 // the test where they take a config; the fixed recovery passes, traces identical.
 func TestSimulationTest(t *testing.T) {
 	const test = "^TestTornTail$"
@@ -262,6 +262,10 @@ func TestSimulationTest(t *testing.T) {
 	code, out = exampletest.Run(t, "crashes", "-test", "./simtest", "-run", test, "-seed", "1", "-own-faults=false", "-ops", "30-33", "-out", t.TempDir(), "-workers", "2")
 	if !strings.Contains(out, "VULNERABLE kvlog/kvstore/kvstore.go:") || !strings.Contains(out, "replay: seedfall test ./simtest -run '^TestTornTail$' -seed 1 -faults ") {
 		t.Fatalf("crashes (exit %d):\n%s", code, out)
+	}
+	code, out = exampletest.Run(t, "explore", "-test", "./simtest", "-run", test, "-runs", "40", "-workers", "2", "-plans", t.TempDir())
+	if !strings.Contains(out, "40 runs in") || strings.Contains(out, "FAIL seed") && !strings.Contains(out, "replay: seedfall test ./simtest -run '^TestTornTail$' -seed ") {
+		t.Fatalf("explore (exit %d):\n%s", code, out)
 	}
 	// -run must name one test for the commands that take one.
 	code, out = exampletest.Run(t, "shrink", "-test", "./simtest", "-run", "TornTail", "-seed", "1")
