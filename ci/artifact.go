@@ -77,6 +77,8 @@ type artifactSummary struct {
 	Blind         int    `json:"blind"`
 	// Upgrade is report.Summary.Upgrade: which build wrote and which read.
 	Upgrade string `json:"upgrade,omitempty"`
+	// Search is report.Summary.Search: the crash-state search beside the sweep.
+	Search string `json:"search,omitempty"`
 }
 
 // artifactGroup is one signature: report.Group without the trace and the full fault
@@ -99,6 +101,8 @@ type artifactGroup struct {
 	ShrunkAtNS   int64     `json:"shrunk_at_ns,omitempty"`
 	Location     *location `json:"location,omitempty"`
 	Frame        string    `json:"frame,omitempty"`
+	// Search is report.Group.Search: where the crash-state search found it.
+	Search string `json:"search,omitempty"`
 }
 
 // artifactProperty is one property's counts.
@@ -118,13 +122,14 @@ func newArtifact(pr int, sha string, d *report.Data, places map[string]groupPlac
 			Liveness: s.Liveness, Horizon: s.Horizon, Watchdog: s.Watchdog, Errors: s.Errors, Checked: s.Checked,
 			Divergences: s.Divergences, New: s.New, Known: s.Known, Fixed: s.Fixed,
 			MutationScore: s.MutationScore, MutationWas: s.MutationWas, Blind: s.Blind, Upgrade: s.Upgrade,
+			Search: s.Search,
 		}}
 	for _, g := range d.Groups {
 		ag := artifactGroup{
 			Signature: g.Signature, Status: string(g.Status), Kind: g.Kind, Reason: g.Reason, Seeds: g.Seeds,
 			FaultClasses: g.FaultClasses, Shrunk: g.Shrunk, ShrinkNote: g.ShrinkNote, Replay: g.Replay,
 			FirstSeen: g.FirstSeen, LastSeen: g.LastSeen, AtNS: g.AtNS,
-			ShrunkReason: g.ShrunkReason, ShrunkAtNS: g.ShrunkAtNS,
+			ShrunkReason: g.ShrunkReason, ShrunkAtNS: g.ShrunkAtNS, Search: g.Search,
 		}
 		if p, ok := places[g.Signature]; ok {
 			ag.Location, ag.Frame = p.Loc, p.Frame
@@ -412,6 +417,7 @@ func (a *artifact) data(failOn, sha, reportURL string) (*report.Data, map[string
 		Watchdog: s.Watchdog, Errors: s.Errors, Checked: s.Checked, Divergences: s.Divergences,
 		New: s.New, Known: s.Known, Fixed: s.Fixed, ReportURL: reportURL,
 		MutationScore: s.MutationScore, MutationWas: s.MutationWas, Blind: s.Blind, Upgrade: s.Upgrade,
+		Search: s.Search,
 	}
 	sum.Conclusion = "success"
 	if exitCode(failOn, sum) != ExitPass {
@@ -424,7 +430,7 @@ func (a *artifact) data(failOn, sha, reportURL string) (*report.Data, map[string
 			Signature: g.Signature, Status: report.Status(g.Status), Kind: g.Kind, Reason: g.Reason, Seeds: g.Seeds,
 			FaultClasses: g.FaultClasses, Shrunk: g.Shrunk, ShrinkNote: g.ShrinkNote, Replay: g.Replay,
 			FirstSeen: g.FirstSeen, LastSeen: g.LastSeen, AtNS: g.AtNS,
-			ShrunkReason: g.ShrunkReason, ShrunkAtNS: g.ShrunkAtNS,
+			ShrunkReason: g.ShrunkReason, ShrunkAtNS: g.ShrunkAtNS, Search: g.Search,
 		})
 		if g.Status != string(statusFixed) {
 			places[g.Signature] = groupPlace{Loc: g.Location, Frame: g.Frame}

@@ -51,6 +51,11 @@ func (b *Baseline) entryGo(e *Entry) string {
 	return ""
 }
 
+// entryDraw is the draw e's seeds were recorded with (seedDraw).
+func (b *Baseline) entryDraw(e *Entry) seedDraw {
+	return seedDraw{Go: b.entryGo(e), Placement: e.Placement}
+}
+
 // Entry is one known signature.
 type Entry struct {
 	Kind      string         `json:"kind,omitempty"`
@@ -64,8 +69,17 @@ type Entry struct {
 	// per toolchain: under another release the same seed runs another guest runtime and
 	// may take another path, so a seed that passes there is no evidence of a fix. Empty
 	// in baselines written before it was recorded: the baseline's Provenance.Go stands in.
-	Go      string `json:"go,omitempty"`
-	FixedIn string `json:"fixed_in,omitempty"`
+	Go string `json:"go,omitempty"`
+	// Placement is the crash placement Seeds were drawn with (engine.Provenance's
+	// CrashPlacement): a seed is another run under another. Empty: the seeds drew no
+	// mid-op crash, or were recorded before seedfall recorded it, when every mid-op
+	// crash landed in the next op.
+	Placement string `json:"crash_placement,omitempty"`
+	// SearchSeeds are the seeds whose crash-state search (input crash-seeds) found the
+	// signature: a search of one of them that runs every state and does not find it
+	// again marks it fixed.
+	SearchSeeds []uint64 `json:"search_seeds,omitempty"`
+	FixedIn     string   `json:"fixed_in,omitempty"`
 	// FirstRun, LastRun and FixedRun are the GITHUB_RUN_IDs of the runs that first saw,
 	// last saw and fixed the signature. Run ids grow, so they order concurrent writers
 	// when mergeBaselines reconciles them (commit SHAs have no order).
@@ -192,11 +206,13 @@ func mergeBaselines(theirs, mine *Baseline) *Baseline {
 func mergeEntry(t, m *Entry) *Entry {
 	r := *m
 	r.Seeds = unionSeeds(t.Seeds, m.Seeds)
-	if t.Go != m.Go && t.Go != "" && m.Go != "" {
-		// Seeds of two Go releases do not mix (Entry.Go): the later run's release wins.
+	r.SearchSeeds = unionSeeds(t.SearchSeeds, m.SearchSeeds)
+	if t.Go != m.Go && t.Go != "" && m.Go != "" || t.Placement != m.Placement {
+		// Seeds of two draws do not mix (Entry.Go, Entry.Placement): the later run's
+		// draw wins.
 		r.Seeds = append([]uint64(nil), m.Seeds...)
 		if t.LastRun > m.LastRun {
-			r.Seeds, r.Go = append([]uint64(nil), t.Seeds...), t.Go
+			r.Seeds, r.Go, r.Placement = append([]uint64(nil), t.Seeds...), t.Go, t.Placement
 		}
 	}
 	if earlier(t.FirstRun, m.FirstRun) {

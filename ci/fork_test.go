@@ -164,6 +164,11 @@ func TestForkPullRequest(t *testing.T) {
 	if !strings.Contains(out, "publishing run 555 for PR #7") {
 		t.Errorf("publish output:\n%s", out)
 	}
+	// The sweep's crash-state search (the fake's: complete, nothing found) reaches the
+	// published comment through the artifact.
+	if !strings.Contains(strings.ReplaceAll(cs[0].Body, "\\", ""), "crash-state search of seed 1: 40 states, 0 distinct failures") {
+		t.Errorf("the published comment lacks the crash-state search's line:\n%s", cs[0].Body)
+	}
 }
 
 // TestPublishRefusesHostileArtifacts: each hostile or broken artifact is refused with a

@@ -80,9 +80,13 @@ type Inputs struct {
 	Mutation string
 	// MutationSeeds are the seeds each mutant runs (input mutation-seeds, default "1-50").
 	MutationSeeds string
-	// CrashSeeds are the seeds on which deep runs search every crash state
-	// (`seedfall crashes`, input crash-seeds, default "": none).
+	// CrashSeeds are the seeds whose crash states every run searches (`seedfall crashes
+	// -own-faults=false`, input crash-seeds, default "1"; "": none).
 	CrashSeeds string
+	// CrashBudget is how many distinct crash states a search runs per seed on pushes and
+	// pull requests (input crash-budget, default 200; 0: all). Deep, scheduled and
+	// manual runs search every state.
+	CrashBudget int
 	// Publish is the publish artifact (a directory holding publish.json, or the file)
 	// that publish mode posts on a workflow_run event (input publish); "" sweeps.
 	Publish string
@@ -129,7 +133,7 @@ func (in Inputs) anchor() string {
 }
 
 // inputNames lists the action inputs, in action.yml order.
-var inputNames = []string{"config", "test", "run", "seeds", "mode", "shrink-budget", "baseline", "token", "comment", "fail-on", "shard", "mutation", "mutation-seeds", "crash-seeds", "upgrade-from", "publish"}
+var inputNames = []string{"config", "test", "run", "seeds", "mode", "shrink-budget", "baseline", "token", "comment", "fail-on", "shard", "mutation", "mutation-seeds", "crash-seeds", "crash-budget", "upgrade-from", "publish"}
 
 // upgradeBase is the input upgrade-from's value for the event's base: the pull
 // request's base commit, or the commit before a push.
@@ -234,7 +238,7 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 	defaults := map[string]string{
 		"config": "seedfall.json", "test": "", "run": "", "seeds": "1-500", "mode": modeAuto, "shrink-budget": "2m",
 		"baseline": "", "token": "", "comment": "true", "fail-on": failOnNew, "shard": "1/1", "out": DefaultOut,
-		"mutation": mutationOff, "mutation-seeds": "1-50", "crash-seeds": "", "upgrade-from": "", "publish": "",
+		"mutation": mutationOff, "mutation-seeds": "1-50", "crash-seeds": "1", "crash-budget": "200", "upgrade-from": "", "publish": "",
 	}
 	usage := map[string]string{
 		"config":         "seedfall config file",
@@ -251,7 +255,8 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 		"out":            "directory for report.html, report.md, junit.xml and results.jsonl",
 		"mutation":       "off, deep or always: when durability mutation testing runs (deep: scheduled, manual and deep runs)",
 		"mutation-seeds": "seeds each mutant runs, e.g. 1-50",
-		"crash-seeds":    "seeds on which deep runs search every crash state (seedfall crashes), e.g. 1-3; empty for none",
+		"crash-seeds":    "seeds whose crash states every run searches (seedfall crashes -own-faults=false), e.g. 1-3; empty for none",
+		"crash-budget":   "distinct crash states each search runs on pushes and pull requests, every call site's first states first (0: all; deep, scheduled and manual runs search all)",
 		"upgrade-from":   "old build of every node with an \"upgrade\" option: base (the PR's base commit; for a push, the previous one) or a git revision",
 		"publish":        "publish mode: post the sweep artifact in `dir` (or file) on a workflow_run event, without sweeping",
 	}
@@ -352,6 +357,9 @@ func ParseInputs(args []string, getenv func(string) string, stderr io.Writer) (I
 		if _, err := parseSeeds(in.CrashSeeds); err != nil {
 			return Inputs{}, fmt.Errorf("input crash-seeds: %s", strings.TrimPrefix(err.Error(), "input seeds: "))
 		}
+	}
+	if in.CrashBudget, err = strconv.Atoi(get("crash-budget")); err != nil || in.CrashBudget < 0 {
+		return Inputs{}, fmt.Errorf("input crash-budget: %q is not a number of states such as 200 (0: every state)", get("crash-budget"))
 	}
 	if in.UpgradeFrom != "" && in.UpgradeFrom != upgradeBase {
 		if err := checkRevisionName(in.UpgradeFrom); err != nil {

@@ -80,7 +80,7 @@ func TestParseInputs(t *testing.T) {
 	must(t, err)
 	want := Inputs{Config: "cfg/seedfall.json", Seeds: "5-6", Mode: modeDeep, ShrinkBudget: 30 * time.Second,
 		Baseline: "branch:data", Token: "from-env", Comment: false, FailOn: failOnAny, Shard: shard{2, 4}, Out: DefaultOut,
-		Mutation: mutationDeep, MutationSeeds: "1-20"}
+		Mutation: mutationDeep, MutationSeeds: "1-20", CrashSeeds: "1", CrashBudget: 200}
 	if !reflect.DeepEqual(in, want) {
 		t.Errorf("got %+v\nwant %+v", in, want)
 	}

@@ -2,7 +2,6 @@ package ci
 
 import (
 	"context"
-	"path/filepath"
 
 	"github.com/seedfall/seedfall/engine"
 )
@@ -65,43 +64,4 @@ func blindMutants(before, now *Mutation) map[string]bool {
 		}
 	}
 	return out
-}
-
-// CrashSite is a call site at which `seedfall crashes` found failing crash states.
-type CrashSite struct {
-	Seed    uint64 `json:"seed"`
-	Site    string `json:"site"`
-	Failing int    `json:"failing"`
-	States  int    `json:"states"`
-	Reason  string `json:"reason"`
-	Replay  string `json:"replay"`
-}
-
-// crashes runs the crash-state search on the crash-seeds in deep runs (as mutationDue
-// decides for mutation=deep) and annotates each vulnerable site as an error; it returns
-// how many there are. A search that cannot run is a warning.
-func (r *runner) crashes(ctx context.Context, mode string) int {
-	if r.in.CrashSeeds == "" || !(mode == modeDeep || r.ev.Name == "schedule" || r.ev.Name == "workflow_dispatch") {
-		return 0
-	}
-	seeds, err := parseSeeds(r.in.CrashSeeds)
-	if err != nil {
-		r.action.Warningf("seedfall: crash states: %v", err)
-		return 0
-	}
-	n := 0
-	for _, seed := range seeds {
-		r.printf("seedfall ci: every crash state of seed %d", seed)
-		sites, err := r.eng.Crashes(ctx, r.in.Config, seed, filepath.Join(r.in.Out, "crashes"))
-		if err != nil {
-			r.action.Warningf("seedfall: crash states of seed %d: %v", seed, err)
-			continue
-		}
-		for _, s := range sites {
-			n++
-			r.action.Errorf("seedfall: crash-state vulnerability at %s (seed %d): %d of %d states fail: %s; replay: %s", s.Site, seed, s.Failing, s.States, s.Reason, s.Replay)
-		}
-		r.printf("seedfall ci: seed %d: %d vulnerable call sites", seed, len(sites))
-	}
-	return n
 }

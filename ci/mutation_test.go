@@ -28,41 +28,6 @@ func (e *fakeEngine) Mutate(ctx context.Context, path string, seeds []uint64) (*
 	return &m, nil
 }
 
-// Crashes is the fake's crash-state search: crashSites[seed].
-func (e *fakeEngine) Crashes(ctx context.Context, path string, seed uint64, outDir string) ([]CrashSite, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.crashed = append(e.crashed, seed)
-	return e.crashSites[seed], nil
-}
-
-// TestCrashSeedsInCI: with crash-seeds, deep runs (here the schedule) search the crash
-// states of those seeds; a vulnerable site is an error annotation with its replay
-// command and fails the step; a push does not search.
-func TestCrashSeedsInCI(t *testing.T) {
-	gh := githubtest.New(t)
-	in := testInputs(t, "")
-	in.CrashSeeds = "1-2"
-	site := CrashSite{Seed: 2, Site: "store/log.go:88", Failing: 3, States: 9, Reason: "acknowledged write lost", Replay: "seedfall replay -c seedfall.json -seed 2 -faults p.json"}
-	eng := &fakeEngine{crashSites: map[uint64][]CrashSite{2: {site}}}
-	r := runGH(t, gh, "push", pushEvent("refs/heads/main", "b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1"), 301, in, eng)
-	if r.code != ExitPass || len(eng.crashed) != 0 {
-		t.Fatalf("push: exit %d, crash searches %v\n%s", r.code, eng.crashed, r.stdout.String())
-	}
-	r = runGH(t, gh, "schedule", map[string]any{"repository": map[string]any{"full_name": "acme/store", "default_branch": "main"}}, 302, in, eng)
-	if r.code != ExitFailure || !slices.Equal(eng.crashed, []uint64{1, 2}) {
-		t.Fatalf("schedule: exit %d, crash searches %v\n%s", r.code, eng.crashed, r.stdout.String())
-	}
-	want := "::error::seedfall: crash-state vulnerability at store/log.go:88 (seed 2): 3 of 9 states fail: acknowledged write lost; replay: seedfall replay -c seedfall.json -seed 2 -faults p.json"
-	if !strings.Contains(r.stdout.String(), want) {
-		t.Fatalf("no annotation %q:\n%s", want, r.stdout.String())
-	}
-	in.FailOn = failOnNever
-	if r = runGH(t, gh, "schedule", map[string]any{"repository": map[string]any{"full_name": "acme/store", "default_branch": "main"}}, 303, in, eng); r.code != ExitPass {
-		t.Fatalf("fail-on never: exit %d", r.code)
-	}
-}
-
 func mutationResult(fsyncKilled bool) *Mutation {
 	m := &Mutation{Mutants: []Mutant{
 		{Name: "fsync-noop", Killed: fsyncKilled, Seed: 3, Outcome: map[bool]string{true: "killed", false: "survived"}[fsyncKilled]},

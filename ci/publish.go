@@ -42,7 +42,7 @@ func writeFiles(dir string, d *report.Data, results []engine.Result, groups []*g
 		}
 	}
 	for _, g := range groups {
-		if len(g.shrunk) == 0 || g.status != statusNew {
+		if len(g.shrunk) == 0 || g.status != statusNew && !g.searchOnly() {
 			continue
 		}
 		fd := filepath.Join(dir, faultsDir)
@@ -179,7 +179,14 @@ func checkAnnotations(d *report.Data, places map[string]groupPlace) []*github.Ch
 // annotationMessage is the text of a signature's annotation: the reason, the seeds, the
 // guest position when it is not a file of the repository, and the replay command.
 func annotationMessage(g report.Group, p groupPlace) string {
-	msg := fmt.Sprintf("%s: %s (seeds %s)", g.Signature, g.Reason, seedList(g.Seeds, 10))
+	var found []string
+	if len(g.Seeds) > 0 {
+		found = append(found, "seeds "+seedList(g.Seeds, 10))
+	}
+	if g.Search != "" {
+		found = append(found, g.Search)
+	}
+	msg := fmt.Sprintf("%s: %s (%s)", g.Signature, g.Reason, strings.Join(found, "; "))
 	if p.Frame != "" && (p.Loc == nil || !strings.HasSuffix(p.Loc.String(), p.Frame)) {
 		msg += "; guest frame " + p.Frame
 	}

@@ -88,7 +88,7 @@ func Report(o ReportOptions, stdout io.Writer) (int, error) {
 		r.printf("seedfall report: baseline %s: %d signatures", o.Baseline, len(base.Signatures))
 	}
 	groups := groupFailures(results)
-	fixed := label(groups, base, results)
+	fixed, _ := labelDraws(groups, base, results, nil)
 	// No shrinking: new signatures have no note; known ones show the baseline's plan.
 	baselinePlans(groups)
 	data := r.buildData(results, groups, fixed, base, nil)

@@ -37,9 +37,10 @@ type Engine interface {
 	// later Sweep, Shrink and Mutate of that config (input upgrade-from), and returns
 	// those nodes in config order. A config without any is an error.
 	UpgradeFrom(ctx context.Context, configPath, commit string) ([]UpgradeNode, error)
-	// Crashes runs `seedfall crashes` on seed, saving failing plans under outDir, and
-	// returns the vulnerable call sites.
-	Crashes(ctx context.Context, configPath string, seed uint64, outDir string) ([]CrashSite, error)
+	// Crashes runs `seedfall crashes -own-faults=false` on seed, saving failing plans
+	// under outDir, running at most budget distinct states (0: all; every call site's
+	// first states first), and returns its distinct failures.
+	Crashes(ctx context.Context, configPath string, seed uint64, outDir string, budget int) (*CrashSearch, error)
 }
 
 // Shrunk is what Engine.Shrink found.
@@ -90,9 +91,22 @@ type group struct {
 	// shrunkFailure is the minimal plan's own failure (Shrunk.Failure), when this run
 	// shrank it.
 	shrunkFailure *engine.Failure
+	// found are the crash-state search's findings of this signature, in search order.
+	found []searchHit
 }
 
-func (g *group) rep() *engine.Result { return &g.results[0] }
+// rep is the group's representative run: its lowest failing seed, or for a signature
+// only the crash-state search found, the search's first failing state.
+func (g *group) rep() *engine.Result {
+	if len(g.results) == 0 {
+		return &g.found[0].Result
+	}
+	return &g.results[0]
+}
+
+// searchOnly says that no seed of the sweep failed with the group's signature: the
+// crash-state search alone found it, and its replay needs the search's plan.
+func (g *group) searchOnly() bool { return len(g.results) == 0 && len(g.found) > 0 }
 
 func (g *group) seeds() []uint64 {
 	s := make([]uint64, len(g.results))
@@ -215,25 +229,23 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		setUpgradeLine(results, r.upgrade.line(r.ev), r.upgrade.commit)
 	}
 
-	groups := groupFailures(results)
+	searches := r.search(ctx, mode)
+	groups := mergeSearch(groupFailures(results), searches)
 
 	store, base, version, writable := r.loadBaseline(ctx)
-	fixed, otherGo := labelGo(groups, base, results)
-	for _, sig := range slices.Sorted(maps.Keys(otherGo)) {
-		r.printf("seedfall ci: %s did not fail, but its seeds were recorded with %s and this run's guests are built with %s: not marked fixed until a run with %s passes them or it fails again", sig, otherGo[sig], runGo(results), runGo(results))
+	fixed, other := labelDraws(groups, base, results, searchedFully(searches))
+	for _, sig := range slices.Sorted(maps.Keys(other)) {
+		r.printf("seedfall ci: %s did not fail, but its seeds were %s: not marked fixed until a run like this one passes them or it fails again", sig, other[sig])
 	}
 	r.shrink(ctx, groups)
 	mut := r.mutate(ctx, mode, results)
-	vulnerable := r.crashes(ctx, mode)
 
 	data := r.buildData(results, groups, fixed, base, mut)
+	data.Summary.Search = searchLine(searches)
 	if err := writeFiles(r.in.Out, data, results, groups); err != nil {
 		return 0, err
 	}
 	code := exitCode(r.in.FailOn, data.Summary)
-	if vulnerable > 0 && r.in.FailOn != failOnNever {
-		code = ExitFailure
-	}
 
 	r.publish(ctx, data)
 
@@ -315,19 +327,16 @@ func (r *runner) loadBaseline(ctx context.Context) (store baselineStore, b *Base
 	return store, b, version, true
 }
 
-// label marks each group new or known against the baseline, and returns the fixed
-// signatures: failing in the baseline, at least one of their seeds swept now with the
-// Go release they were recorded with, and none failing with them. A signature whose
-// seeds were not swept (another shard, a smaller seed range), or were swept with
-// another Go release (Entry.Go), is neither: absence of evidence is not a fix.
-func label(groups []*group, base *Baseline, results []engine.Result) []string {
-	fixed, _ := labelGo(groups, base, results)
-	return fixed
-}
-
-// labelGo is label, and also returns the signatures that would be fixed but for their
-// seeds' Go release, each with that release.
-func labelGo(groups []*group, base *Baseline, results []engine.Result) (fixed []string, otherGo map[string]string) {
+// labelDraws marks each group new or known against the baseline, and returns the fixed
+// signatures: failing in the baseline, and now evidently not: at least one of their
+// seeds swept with the draw they were recorded with (entryDraw: the Go release and the
+// crash placement) and none failing with them, or a seed whose crash-state search found
+// them searched in full (fully) without finding them again. A signature whose seeds were
+// not swept (another shard, a smaller seed range), were swept with another draw, or
+// whose search ran under a budget that may not have reached it, is neither: absence of
+// evidence is not a fix. other lists the signatures that would be fixed but for their
+// seeds' draw, each with that draw.
+func labelDraws(groups []*group, base *Baseline, results []engine.Result, fully map[uint64]bool) (fixed []string, other map[string]string) {
 	current := map[string]bool{}
 	for _, g := range groups {
 		current[g.sig] = true
@@ -343,44 +352,98 @@ func labelGo(groups []*group, base *Baseline, results []engine.Result) (fixed []
 	for _, res := range results {
 		swept[res.Seed] = true
 	}
-	now := runGo(results)
+	now := runDraw(results)
 	for sig, e := range base.Signatures {
 		if current[sig] || e.Status == StatusFixed {
 			continue
 		}
-		for _, s := range e.Seeds {
-			if swept[s] {
-				if was := base.entryGo(e); was != "" && now != "" && was != now {
-					if otherGo == nil {
-						otherGo = map[string]string{}
-					}
-					otherGo[sig] = was
-				} else {
-					fixed = append(fixed, sig)
+		evidence := slices.ContainsFunc(e.SearchSeeds, func(s uint64) bool { return fully[s] })
+		if !evidence && slices.ContainsFunc(e.Seeds, func(s uint64) bool { return swept[s] }) {
+			if was := base.entryDraw(e); was.differs(now) {
+				if other == nil {
+					other = map[string]string{}
 				}
-				break
+				other[sig] = was.diff(now)
+				continue
 			}
+			evidence = true
+		}
+		if evidence {
+			fixed = append(fixed, sig)
 		}
 	}
 	sort.Strings(fixed)
-	return fixed, otherGo
+	return fixed, other
+}
+
+// seedDraw is what a seed's run depends on beside the config and the code: the Go
+// release that built the guests (a run is deterministic per toolchain) and the crash
+// placement its mid-op crashes were drawn with (engine.Provenance.CrashPlacement). Under
+// another, the same seed is another run, and its passing is no evidence of a fix.
+type seedDraw struct {
+	Go, Placement string
+}
+
+// differs says whether seeds of d are other runs under now. An unknown Go release (empty)
+// matches any; placements compare as recorded, where empty means the seeds drew no
+// mid-op crash or were recorded before placements were (when "next_op" was the only one).
+func (d seedDraw) differs(now seedDraw) bool {
+	if d.Go != "" && now.Go != "" && d.Go != now.Go {
+		return true
+	}
+	return d.Placement != now.Placement
+}
+
+// diff says how seeds of d differ from seeds of now, for the log: "recorded with
+// go1.26.8 and this run's guests are built with go1.27.3".
+func (d seedDraw) diff(now seedDraw) string {
+	var parts []string
+	if d.Go != "" && now.Go != "" && d.Go != now.Go {
+		parts = append(parts, fmt.Sprintf("recorded with %s and this run's guests are built with %s", d.Go, now.Go))
+	}
+	if d.Placement != now.Placement {
+		name := func(p string) string {
+			if p == "" {
+				return "none recorded (before crash placements were, every mid-op crash landed in the next op)"
+			}
+			return p
+		}
+		parts = append(parts, fmt.Sprintf("drawn with crash placement %s and this run's with %s", name(d.Placement), name(now.Placement)))
+	}
+	return strings.Join(parts, ", and ")
+}
+
+// runDraw is the draw of this run's results: the Go release that built the guests (""
+// if none says) and the crash placement.
+func runDraw(results []engine.Result) seedDraw {
+	var d seedDraw
+	for _, r := range results {
+		if r.Provenance == nil {
+			continue
+		}
+		if d.Go == "" && r.Provenance.Go != "" && r.Provenance.Go != "unknown" {
+			d.Go = r.Provenance.Go
+		}
+		d.Placement = r.Provenance.CrashPlacement
+		break
+	}
+	return d
 }
 
 // runGo is the Go release that built the guests of results ("" if none says).
-func runGo(results []engine.Result) string {
-	for _, r := range results {
-		if r.Provenance != nil && r.Provenance.Go != "" && r.Provenance.Go != "unknown" {
-			return r.Provenance.Go
-		}
-	}
-	return ""
-}
+func runGo(results []engine.Result) string { return runDraw(results).Go }
 
 // baselinePlans gives each known group the baseline's shrunk plan, or a note that it
 // has none, and returns the new groups, which are left to shrink.
 func baselinePlans(groups []*group) (todo []*group) {
 	for _, g := range groups {
 		switch {
+		case g.searchOnly():
+			// The search's plan is already a crash and its recheck: nothing to shrink,
+			// and the seed alone does not fail.
+			h := g.found[0]
+			g.shrunk = h.Plan
+			g.note = fmt.Sprintf("the crash-state search's plan (%s)", plural(len(h.Plan), "fault", "faults"))
 		case g.status == statusNew:
 			todo = append(todo, g)
 		case g.entry != nil && len(g.entry.Shrunk) > 0:
@@ -527,10 +590,14 @@ func (r *runner) buildData(results []engine.Result, groups []*group, fixed []str
 		if f := g.shrunkFailure; f != nil && len(g.shrunk) > 0 {
 			rg.ShrunkAtNS, rg.ShrunkReason = f.AtNS, f.Reason
 		}
-		if len(g.shrunk) > 0 && g.status == statusNew {
+		if len(g.shrunk) > 0 && (g.status == statusNew || g.searchOnly()) {
 			// The shrunk plan is saved with the report (see writeFiles), under the report
 			// directory as the artifact unpacks it: replay it exactly.
 			rg.Replay += " -faults " + r.shrunkPlanRef(g.sig)
+		}
+		if len(g.found) > 0 {
+			h := g.found[0]
+			rg.Search = fmt.Sprintf("crash-state search of seed %d: a crash in %s (%s); %d of the %d states run there fail", h.seed, h.Where, h.Site, h.Failing, h.States)
 		}
 		if g.status == statusKnown {
 			rg.FirstSeen = g.entry.FirstSeen
@@ -684,12 +751,20 @@ func nextBaseline(base *Baseline, groups []*group, fixed []string, results []eng
 		}
 		e.LastSeen, e.LastRun = sha, run
 		e.Status, e.FixedIn, e.FixedRun = StatusFailing, "", 0
-		if now := runGo(results); now != "" {
-			// Seeds recorded with another release are not this release's evidence.
-			if was := base.entryGo(e); was != "" && was != now {
+		for _, h := range g.found {
+			e.SearchSeeds = unionSeeds(e.SearchSeeds, []uint64{h.seed})
+		}
+		if len(g.results) > 0 {
+			// Seeds recorded with another draw (Go release, crash placement) are not
+			// this draw's evidence.
+			now := runDraw(results)
+			if base.entryDraw(e).differs(now) {
 				e.Seeds = g.seeds()
 			}
-			e.Go = now
+			if now.Go != "" {
+				e.Go = now.Go
+			}
+			e.Placement = now.Placement
 		}
 	}
 	for _, sig := range fixed {

@@ -40,9 +40,14 @@ type fakeEngine struct {
 	// upgradedFrom records the commits UpgradeFrom was given.
 	upgrades     []UpgradeNode
 	upgradedFrom []string
-	// crashSites are what Crashes returns per seed; crashed lists its calls' seeds.
-	crashSites map[uint64][]CrashSite
-	crashed    []uint64
+	// searches are what Crashes returns per seed (none: a search that ran every
+	// state and found nothing); crashed lists its calls' seeds, crashBudgets their
+	// budgets.
+	searches     map[uint64]*CrashSearch
+	crashed      []uint64
+	crashBudgets []int
+	// placement, when set, is the crash placement the results' provenance records.
+	placement string
 	// goVersion, when set, is the Go release the results' provenance records.
 	goVersion string
 }
@@ -67,8 +72,8 @@ func (e *fakeEngine) result(seed uint64) engine.Result {
 			{Name: "a crash happened", Kind: engine.PropSometimes, Reached: true, Held: seed%2 == 0, Count: 1},
 		},
 	}
-	if e.goVersion != "" {
-		r.Provenance = &engine.Provenance{Seedfall: "test", Go: e.goVersion, Wasm: map[string]string{}}
+	if e.goVersion != "" || e.placement != "" {
+		r.Provenance = &engine.Provenance{Seedfall: "test", Go: e.goVersion, Wasm: map[string]string{}, CrashPlacement: e.placement}
 	}
 	crash := engine.Fault{AtNS: int64(seed) * 1000, Kind: engine.FaultCrash, Node: "server", DiskOp: int64(seed), RestartNS: 5e6}
 	part := engine.Fault{AtNS: int64(seed)*1000 + 1, Kind: engine.FaultPartition, Node: "server", Peers: []string{"client"}, DurationNS: 1e9}
@@ -434,4 +439,18 @@ func TestCommentMarkerSpoofed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Crashes is the fake's crash-state search: searches[seed], or a complete search that
+// found nothing.
+func (e *fakeEngine) Crashes(ctx context.Context, path string, seed uint64, outDir string, budget int) (*CrashSearch, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.crashed = append(e.crashed, seed)
+	e.crashBudgets = append(e.crashBudgets, budget)
+	if s := e.searches[seed]; s != nil {
+		c := *s
+		return &c, nil
+	}
+	return &CrashSearch{States: 40, Ran: 40, Complete: true}, nil
 }

@@ -51,7 +51,7 @@ func (simEngine) UpgradeFrom(context.Context, string, string) ([]UpgradeNode, er
 	return nil, errors.New("not in this test")
 }
 
-func (simEngine) Crashes(context.Context, string, uint64, string) ([]CrashSite, error) {
+func (simEngine) Crashes(context.Context, string, uint64, string, int) (*CrashSearch, error) {
 	return nil, errors.New("not in this test")
 }
 

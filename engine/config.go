@@ -139,12 +139,13 @@ type FaultConfig struct {
 	// (0.5) or an object ({"p": 0.5, "paths": ["/data/wal/*"], "ops": ["write"]}).
 	CrashMidOp *DiskFault `json:"crash_mid_op,omitempty"`
 	// CrashPlacement says which of the node's matching disk ops a mid-op crash lands in.
-	// "next_op" (the default, and the only behaviour before the field existed): the
-	// first one after the crash's time, which on a node that idles between requests is
-	// almost always the first op of a request. "spread": each crash first skips a number
-	// of matching ops drawn for it (skip_ops in the plan: none for half the crashes, 1 to
-	// 63 log-uniform for the others), so that it lands on any op of a request, the second
-	// or the fifth as well as the first, whatever the node did before.
+	// "spread" (the default): each crash first skips a number of matching ops drawn for
+	// it (skip_ops in the plan: none for half the crashes, 1 to 63 log-uniform for the
+	// others), so that it lands on any op of a request, the second or the fifth as well
+	// as the first, whatever the node did before. "next_op" (the default before
+	// seedfall's fault draws changed, issue 47): the first one after the crash's time,
+	// which on a node that idles between requests is almost always the first op of a
+	// request; it replays a seed drawn before the change as it ran then.
 	CrashPlacement string `json:"crash_placement,omitempty"`
 	// KillPerSec is the rate of process deaths (kill faults) across the nodes: the
 	// process dies on a live machine, so its page cache survives and its kernel closes
@@ -553,6 +554,9 @@ func (c *Config) setDefaults() {
 	}
 	if f.CrashMidOp == nil {
 		f.CrashMidOp = &DiskFault{P: 0.5}
+	}
+	if f.CrashPlacement == "" {
+		f.CrashPlacement = PlacementSpread
 	}
 	if f.RestartDelay == 0 {
 		f.RestartDelay = Duration(250 * time.Millisecond)

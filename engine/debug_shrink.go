@@ -178,18 +178,19 @@ func (s *Sim) Shrink(ctx context.Context, seed uint64, opt ShrinkOptions) (*Shri
 	if cur == nil {
 		cur = []Fault{}
 	}
-	// The minimal plan, run for its recorded faults (times and ops as they fired).
-	final := run(ctx, seed, RunOptions{Plan: &FaultPlan{Seed: seed, Faults: renumber(cur), Swarm: sw}, Trace: true})
+	// The minimal plan, run for its recorded faults (times and ops as they fired). A
+	// crash armed by time in the original run keeps that time as the key of its
+	// tearing, but it is no time of the minimal plan's run (where the crash fires
+	// earlier or later): it moves to StreamNS, which keys the same stream, so that the
+	// tearing is the same and cause reads no stale arming time.
+	minimal := renumber(cur)
+	if plain := withoutArmed(minimal); plain != nil {
+		minimal = plain
+	}
+	final := run(ctx, seed, RunOptions{Plan: &FaultPlan{Seed: seed, Faults: minimal, Swarm: sw}, Trace: true})
 	res.Runs++
 	if final.Verdict != VerdictFail || final.Failure == nil || final.Failure.Signature != sig {
 		return nil, fmt.Errorf("seed %d: the minimal plan stopped reproducing the failure (a determinism bug)", seed)
-	}
-	// A crash armed by time in the original run keeps that time as the key of its
-	// tearing, but it is no time of the minimal plan's run (where the crash fires
-	// earlier or later): it moves to StreamNS, which keys the same stream, so the trace
-	// is the same (checked by the replay below) and cause reads no stale arming time.
-	if plain := withoutArmed(final.Faults); plain != nil {
-		final.Faults = plain
 	}
 	res.Plan = &FaultPlan{Seed: seed, Faults: final.Faults, Swarm: final.Swarm}
 	again := run(ctx, seed, RunOptions{Plan: res.Plan})
@@ -202,7 +203,8 @@ func (s *Sim) Shrink(ctx context.Context, seed uint64, opt ShrinkOptions) (*Shri
 }
 
 // withoutArmed returns fs with every ArmedNS moved to StreamNS (where that is not set
-// already), or nil when none is set.
+// already) and the ops a spread crash let pass after it dropped, or nil when no fault
+// has an ArmedNS.
 func withoutArmed(fs []Fault) []Fault {
 	var out []Fault
 	for i, f := range fs {
@@ -214,6 +216,9 @@ func withoutArmed(fs []Fault) []Fault {
 				out[i].StreamNS = f.ArmedNS
 			}
 			out[i].ArmedNS = 0
+			if f.DiskOp > 0 {
+				out[i].SkipOps = 0 // the arming it counted from is gone
+			}
 		}
 	}
 	return out

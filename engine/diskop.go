@@ -60,26 +60,28 @@ func (inc *incarnation) CrashNow(op wasi.DiskOp, partial string) {
 	n := inc.node
 	f := Fault{AtNS: inc.w.now, Kind: FaultCrash, Node: n.name, DiskOp: op.N, Incarnation: inc.n, Where: op.What}
 	inc.crashStream() // key the crash's stream before midPlanned is cleared below
-	armed := ""
 	if n.midPlanned != nil {
-		if k := n.midPlanned.SkipOps; k > 0 {
-			// A spread crash (faults.crash_placement): say where it was armed, so the
-			// trace tells why it landed here. A crash that never fires adds no line,
-			// so a seed whose mid-op crashes all stay unfired traces as with next_op.
-			armed = fmt.Sprintf(" [armed at %s, %d ops before]", formatDuration(n.midPlanned.AtNS), k)
-		}
 		f.RestartNS = n.midPlanned.RestartNS
-		f.ArmedNS = n.midPlanned.AtNS
+		f.ArmedNS, f.SkipOps = n.midPlanned.AtNS, n.midPlanned.SkipOps
 		f.Build = n.midPlanned.Build
 	} else {
 		for _, a := range n.armed {
 			if a.Kind == FaultCrash && a.Incarnation == inc.n && a.DiskOp == op.N {
 				f.RestartNS = a.RestartNS
-				f.ArmedNS, f.StreamNS = a.ArmedNS, a.StreamNS
+				f.ArmedNS, f.StreamNS, f.SkipOps = a.ArmedNS, a.StreamNS, a.SkipOps
 				f.Build = a.Build
 				f.CrashState = a.CrashState
 			}
 		}
+	}
+	armed := ""
+	if f.ArmedNS > 0 && f.SkipOps > 0 {
+		// A spread crash (faults.crash_placement): say where it was armed, so the trace
+		// tells why it landed here. The fired crash keeps both numbers (the plan saved
+		// from the run pins it to its op), so that the plan's replay traces the same
+		// line. A crash that never fires adds no line, so a seed whose mid-op crashes
+		// all stay unfired traces as with next_op.
+		armed = fmt.Sprintf(" [armed at %s, %d ops before]", formatDuration(f.ArmedNS), f.SkipOps)
 	}
 	f.Build = inc.w.restartBuild(n, f)
 	n.crashNextOp, n.crashSkip = false, 0

@@ -55,7 +55,8 @@ type Fault struct {
 	MidOp bool `json:"mid_op,omitempty"`
 	// SkipOps, for a mid-op crash, is how many of the node's matching disk ops after
 	// AtNS it lets pass before it fires in the next one (faults.crash_placement
-	// "spread" draws it; 0: the first op after AtNS).
+	// "spread" draws it; 0: the first op after AtNS). A fired crash, pinned to its
+	// DiskOp, keeps it with ArmedNS: it only says so in the trace.
 	SkipOps int64 `json:"skip_ops,omitempty"`
 	// ArmedNS is when a mid-op crash was armed in this run (it fires at the next disk op
 	// after it); it also keys the crash's random stream (how much of the op lands, what

@@ -115,8 +115,8 @@ func kindTable() []*kindSpec {
 			},
 			restarts: func(f Fault) bool { return f.RestartNS > 0 },
 			check: func(f Fault) error {
-				if f.SkipOps > 0 && !f.MidOp {
-					return fmt.Errorf("skip_ops is for a mid_op crash")
+				if f.SkipOps > 0 && !f.MidOp && f.DiskOp <= 0 {
+					return fmt.Errorf("skip_ops is for a crash during a disk op (mid_op, or disk_op as a fired one records it)")
 				}
 				if len(f.CrashState) == 0 {
 					return nil

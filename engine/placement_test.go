@@ -2,8 +2,12 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,7 +63,7 @@ func sweepPlacement(t *testing.T, cfg string, n int) []uint64 {
 // bug's.
 func TestCrashPlacementReachesThirdOp(t *testing.T) {
 	const n = 50
-	before := sweepPlacement(t, placementConfig("", false), n)
+	before := sweepPlacement(t, placementConfig(engine.PlacementNextOp, false), n)
 	spread := sweepPlacement(t, placementConfig(engine.PlacementSpread, false), n)
 	fixed := sweepPlacement(t, placementConfig(engine.PlacementSpread, true), n)
 	t.Logf("seeds 1-%d failing: next_op %v; spread %v; spread, bug fixed %v", n, before, spread, fixed)
@@ -78,8 +82,8 @@ func TestCrashPlacementReachesThirdOp(t *testing.T) {
 // changes nothing else in it (the draw has a stream of its own), the draws cover the
 // range and favour the first ops, and a bad value is refused with the field's name.
 func TestCrashPlacementPlan(t *testing.T) {
-	next := ftSim(t, placementConfig("", false))
-	spread := ftSim(t, placementConfig(engine.PlacementSpread, false))
+	next := ftSim(t, placementConfig(engine.PlacementNextOp, false))
+	spread := ftSim(t, placementConfig("", false)) // the default
 	hist := map[int64]int{}
 	mid := 0
 	for seed := uint64(1); seed <= 200; seed++ {
@@ -121,4 +125,78 @@ func TestCrashPlacementPlan(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `field faults.crash_placement: "first" is not a placement ("next_op" or "spread")`) {
 		t.Fatalf("bad placement: %v", err)
 	}
+}
+
+// TestProvenanceRecordsPlacement: results record the placement their mid-op crashes were
+// drawn with ("spread" by default, "next_op" when the config keeps the old draw), and
+// nothing when the config draws no mid-op crash, so that the Action does not take a seed
+// that passes under another placement as a fix.
+func TestProvenanceRecordsPlacement(t *testing.T) {
+	for _, tc := range []struct {
+		name, faults, want string
+	}{
+		{"default", `"faults":{"crash_per_sec":1}`, engine.PlacementSpread},
+		{"next_op", `"faults":{"crash_per_sec":1,"crash_placement":"next_op"}`, engine.PlacementNextOp},
+		{"idle crashes only", `"faults":{"crash_per_sec":1,"crash_mid_op":0}`, ""},
+		{"no crashes", `"faults":{"partition_per_sec":1}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := ftSim(t, ftConfig(ftNode("client", "./wait", "-for", "1s"), tc.faults, ftNode("server", "./threeop")))
+			if got := s.Provenance("x.json").CrashPlacement; got != tc.want {
+				t.Errorf("crash placement %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSavedPlansReplayUnderEitherPlacement is issue 47's "old plans keep replaying": a
+// fired crash is pinned to its op in every saved plan, so a plan replays to the same
+// trace whatever the config's crash placement. Both ways: kvlog's seed-2 plan, saved
+// when "next_op" was the only placement, and the plan of a seed whose spread crash let
+// ops pass (its trace line says so, and so does the replay's, under "next_op" too).
+func TestSavedPlansReplayUnderEitherPlacement(t *testing.T) {
+	ctx := context.Background()
+	spread := kvlogSim(t, "seedfall.json")
+	cfg, err := engine.LoadConfig(filepath.Join("..", "examples", "kvlog", "seedfall.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Faults.CrashPlacement = engine.PlacementNextOp
+	next, err := engine.Prepare(ctx, cfg, engine.PrepareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+
+	raw, err := os.ReadFile(filepath.Join("..", "examples", "kvlog", "seed-2.faults.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old engine.FaultPlan
+	if err := json.Unmarshal(raw, &old); err != nil {
+		t.Fatal(err)
+	}
+	a := spread.Run(ctx, old.Seed, engine.RunOptions{Plan: &old})
+	b := next.Run(ctx, old.Seed, engine.RunOptions{Plan: &old})
+	if a.TraceHash != b.TraceHash || a.Verdict != b.Verdict {
+		t.Errorf("seed-2.faults.json: %s %s under spread, %s %s under next_op", a.Verdict, a.TraceHash, b.Verdict, b.TraceHash)
+	}
+
+	for seed := uint64(1); seed <= 40; seed++ {
+		r := spread.Run(ctx, seed, engine.RunOptions{Trace: true})
+		skipped := slices.ContainsFunc(r.Faults, func(f engine.Fault) bool { return f.DiskOp > 0 && f.SkipOps > 0 })
+		if !skipped {
+			continue
+		}
+		plan := &engine.FaultPlan{Seed: seed, Faults: r.Faults}
+		again := next.Run(ctx, seed, engine.RunOptions{Plan: plan, Trace: true})
+		if again.TraceHash != r.TraceHash {
+			t.Fatalf("seed %d: its spread run's plan replays under next_op to another trace (%s, then %s)", seed, r.TraceHash, again.TraceHash)
+		}
+		if !slices.ContainsFunc(again.Trace, func(l string) bool { return strings.Contains(l, " ops before]") }) {
+			t.Errorf("seed %d: the replay's trace does not say where the spread crash was armed", seed)
+		}
+		return
+	}
+	t.Fatal("no seed of 1-40 fired a spread crash that let ops pass")
 }

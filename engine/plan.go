@@ -110,6 +110,18 @@ const (
 	PlacementSpread = "spread"
 )
 
+// drawnPlacement is the placement the config's seeds draw mid-op crashes with, or ""
+// when they draw none (no crashes, or crash_mid_op 0).
+func (f *FaultConfig) drawnPlacement() string {
+	if f.CrashPerSec <= 0 || f.CrashMidOp == nil || f.CrashMidOp.P <= 0 {
+		return ""
+	}
+	if f.CrashPlacement == "" {
+		return PlacementSpread
+	}
+	return f.CrashPlacement
+}
+
 // maxSkipOps bounds the ops a spread mid-op crash skips: skipOps draws 0 to
 // maxSkipOps-1.
 const maxSkipOps = 64

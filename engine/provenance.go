@@ -36,6 +36,13 @@ type Provenance struct {
 	Upgrade string `json:"upgrade,omitempty"`
 	// UpgradeFrom is that revision, for replay commands (-upgrade-from).
 	UpgradeFrom string `json:"upgrade_from,omitempty"`
+	// CrashPlacement is the placement the seeds' mid-op crashes were drawn with
+	// (faults.crash_placement: "spread", or "next_op", the only one before seedfall's
+	// fault draws changed); empty when the config draws no mid-op crash. A seed names
+	// the same run only under the same placement: the Action does not take a seed
+	// recorded under another one that passes now as a fix. A plan pins every crash that
+	// fired to its op, so it replays alike under either.
+	CrashPlacement string `json:"crash_placement,omitempty"`
 }
 
 // Version is seedfall's version: the module version it was installed at (a tag, or
@@ -131,7 +138,8 @@ func wasmHash(data []byte) string {
 
 // Provenance describes this Sim's build; config is the config path to record.
 func (s *Sim) Provenance(config string) *Provenance {
-	p := &Provenance{Config: config, Seedfall: Version(), Go: toolchainVersion(s.cfg.Dir), Wasm: map[string]string{}}
+	p := &Provenance{Config: config, Seedfall: Version(), Go: toolchainVersion(s.cfg.Dir), Wasm: map[string]string{},
+		CrashPlacement: s.cfg.Faults.drawnPlacement()}
 	all := s.cfg.AllNodes()
 	for i, n := range all {
 		if i < len(s.wasmHashes) {

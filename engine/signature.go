@@ -24,9 +24,11 @@ var (
 	// "10.0.0.1"): one number, so that a retried write reads as its first attempt. A
 	// module version ("raft@v1.8.0", in a source location) is kept (dotted).
 	sigDotted = regexp.MustCompile(`N(\.N)+`)
-	// sigNumbered is a numbered name with a dash and a numbered (or empty) tail: a
-	// value "v12-000", "v12-" once its numbers are N. One token, whatever the tail.
-	sigNumbered = regexp.MustCompile(`([A-Za-z_]N)-N?`)
+	// sigNumbered is a numbered name with a dash and a tail: a value "v12-000", "v12-"
+	// once its numbers are N, or a message "m12.0-xxxxxxxxx…" that a checker pads with one
+	// letter and shortens. One token, whatever the tail, when the tail is a number, empty,
+	// or one letter repeated (numberedTail).
+	sigNumbered = regexp.MustCompile(`([A-Za-z_]N)-(N|[A-Za-z]+)?(…|\.\.\.)?`)
 	// sigShortened is the tail kvcheck and its kin give a long value they shorten
 	// ("v12-444...(80 bytes)"): how long the value was is not the bug.
 	sigShortened = regexp.MustCompile(`\.\.\.\(N bytes\)`)
@@ -53,10 +55,24 @@ func NormalizeReason(reason string) string {
 	s = sigDuration.ReplaceAllString(s, "DUR")
 	s = sigNumber.ReplaceAllString(s, "N")
 	s = dotted(s)
-	s = sigNumbered.ReplaceAllString(s, "$1")
 	s = sigShortened.ReplaceAllString(s, "")
+	s = numberedTail(s)
 	s = sigSpace.ReplaceAllString(strings.TrimSpace(s), " ")
 	return s
+}
+
+// numberedTail folds a numbered value's dashed tail into the value (sigNumbered): a
+// number, nothing, or a padding of one letter repeated, shortened or not. Any other tail
+// ("n3-leader") is a word, and kept.
+func numberedTail(s string) string {
+	return sigNumbered.ReplaceAllStringFunc(s, func(m string) string {
+		sub := sigNumbered.FindStringSubmatch(m)
+		tail := sub[2]
+		if tail == "" || tail == "N" || strings.Count(tail, tail[:1]) == len(tail) {
+			return sub[1]
+		}
+		return m
+	})
 }
 
 // normalizeOutput is NormalizeReason for a line of a guest's output, the stuck
@@ -72,8 +88,8 @@ func normalizeOutput(line string) string {
 	s = sigDuration.ReplaceAllString(s, "DUR")
 	s = sigNumber.ReplaceAllString(s, "N")
 	s = dotted(s)
-	s = sigNumbered.ReplaceAllString(s, "$1")
 	s = sigShortened.ReplaceAllString(s, "")
+	s = numberedTail(s)
 	return sigSpace.ReplaceAllString(strings.TrimSpace(s), " ")
 }
 

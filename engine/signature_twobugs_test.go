@@ -87,6 +87,10 @@ func TestNormalizeValues(t *testing.T) {
 		{`lost: k0=v73-4444, now "X"`, `lost: k0=v73-, now "X"`},
 		{`lost: k0=v73-4444, now "X"`, `lost: k0=v144-44444444444444444444444444444...(77 bytes), now "X"`},
 		{`took 1.5 units`, `took 12 units`},
+		// queuecheck's messages: a number, a dash and one letter repeated, shortened.
+		{`message lost: m127.0-xxxxxxxxx… (message 128 of 150)`, `message lost: m79.0-bbbbbbbbb (message 80 of 150)`},
+		{`message lost: m127.0-xxxxxxxxx… (message 128 of 150)`, `message lost: m38.1-mm (message 39 of 150)`},
+		{`message lost: m127.0-xxxxxxxxx… (message 128 of 150)`, `message lost: m21.0- (message 22 of 150)`},
 	}
 	for _, p := range same {
 		if a, b := engine.NormalizeReason(p[0]), engine.NormalizeReason(p[1]); a != b {
@@ -97,6 +101,7 @@ func TestNormalizeValues(t *testing.T) {
 		{`acknowledged write lost: k0=v1`, `read of acknowledged key k0 fails`},
 		{`open wal: crc error`, `open wal: short read`},
 		{`server-3 down`, `server down`},
+		{`n3-leader stuck`, `n3-follower stuck`},
 	}
 	for _, p := range apart {
 		if engine.NormalizeReason(p[0]) == engine.NormalizeReason(p[1]) {

@@ -31,6 +31,7 @@ func JUnit(w io.Writer, d *Data) error {
 	for _, f := range []struct{ name, value string }{
 		{"config", s.Config}, {"seeds", s.Seeds}, {"commit", s.Commit}, {"ref", s.Ref}, {"event", s.Event},
 		{"conclusion", s.Conclusion}, {"mutation_score", s.MutationScore}, {"report_url", s.ReportURL}, {"upgrade", s.Upgrade},
+		{"crash_search", s.Search},
 	} {
 		if f.value != "" {
 			suite.Properties = append(suite.Properties, junitProperty{Name: f.name, Value: xmlSafe(f.value)})
@@ -135,6 +136,9 @@ func junitDetail(g Group) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s at %s: %s\n", g.Signature, g.Kind, fmtNS(g.AtNS), oneLine(g.Reason))
 	fmt.Fprintf(&b, "seeds: %s\n", formatSeeds(g.Seeds, 0))
+	if g.Search != "" {
+		fmt.Fprintf(&b, "found by the %s\n", oneLine(g.Search))
+	}
 	if len(g.FaultClasses) > 0 {
 		fmt.Fprintf(&b, "faults before the failure: %s\n", strings.Join(g.FaultClasses, ", "))
 	}

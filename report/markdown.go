@@ -113,6 +113,9 @@ func mdCounts(d *Data) string {
 	if s.Upgrade != "" {
 		b.WriteString("**" + mdText(clip(oneLine(s.Upgrade), 400)) + "**\n\n")
 	}
+	if s.Search != "" {
+		b.WriteString(mdText(clip(oneLine(s.Search), 400)) + "\n\n")
+	}
 	line := []string{mdText(determinismLine(s))}
 	if s.MutationScore != "" {
 		m := "mutation score " + codeSpan(clip(s.MutationScore, 40))
@@ -134,7 +137,11 @@ func mdCounts(d *Data) string {
 // mdGroup renders one signature.
 func mdGroup(g Group) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n### %s %s · %s", strings.ToUpper(statusLabel(g.Status)), codeSpan(g.Signature), plural(len(g.Seeds), "seed"))
+	found := plural(len(g.Seeds), "seed")
+	if len(g.Seeds) == 0 && g.Search != "" {
+		found = "crash-state search"
+	}
+	fmt.Fprintf(&b, "\n### %s %s · %s", strings.ToUpper(statusLabel(g.Status)), codeSpan(g.Signature), found)
 	if g.Kind != "" {
 		fmt.Fprintf(&b, " · %s", codeSpan(clip(g.Kind, 60)))
 	}
@@ -148,6 +155,9 @@ func mdGroup(g Group) string {
 		fmt.Fprintf(&b, "- no longer fails; the baseline had it on %s %s\n", pluralWord(len(g.Seeds), "seed"), seeds)
 	case len(g.Seeds) > 0:
 		fmt.Fprintf(&b, "- failed at %s on %s %s\n", codeSpan(fmtNS(g.AtNS)), pluralWord(len(g.Seeds), "seed"), seeds)
+	}
+	if g.Search != "" {
+		fmt.Fprintf(&b, "- found by the %s\n", mdText(clip(oneLine(g.Search), 400)))
 	}
 	if len(g.FaultClasses) > 0 {
 		cls := make([]string, len(g.FaultClasses))

@@ -68,6 +68,11 @@ type Group struct {
 	FirstSeen, LastSeen string
 	// AtNS is the virtual time of the representative failure.
 	AtNS int64
+	// Search, when the crash-state search found the signature, says where: "crash-state
+	// search of seed 1: a crash in disk op #9 of server#1 (store/log.go:88), 3 of 12
+	// states there fail". When no seed of the sweep failed with it, Seeds is empty and
+	// Replay replays the search's plan.
+	Search string
 }
 
 // Property is one coverage or safety property counted across the sweep.
@@ -126,6 +131,10 @@ type Summary struct {
 	// upgrade across commits (the Action's input upgrade-from): "upgrade (server): data
 	// written by base 3f2a1c0, read by this PR's build 9e8d7c6". Empty otherwise.
 	Upgrade string
+	// Search sums up the crash-state search the run did beside the sweep (the Action's
+	// crash-seeds): "crash-state search of seed 1: 200 of 1149 states (budget), 1 distinct
+	// failure". Empty when none ran.
+	Search string
 }
 
 // Data is everything a report shows.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -178,10 +180,16 @@ func (e *ciEngine) Mutate(ctx context.Context, path string, seeds []uint64) (*ci
 // sites. Without the seed's own faults the probe covers the whole workload even when the
 // seed fails on its own (the deep sweep reports that failure already), and each
 // annotated site is one where a single crash, and nothing else, fails the workload.
-func (e *ciEngine) Crashes(ctx context.Context, path string, seed uint64, outDir string) ([]ci.CrashSite, error) {
+// Crashes runs the crash-state search of seed (`seedfall crashes -own-faults=false`,
+// budget states at most) and returns its distinct failures, each replayed once for its
+// trace excerpt, in op order.
+func (e *ciEngine) Crashes(ctx context.Context, path string, seed uint64, outDir string, budget int) (*ci.CrashSearch, error) {
 	s, err := e.sim(ctx, path)
 	if err != nil {
 		return nil, err
+	}
+	if s.Config().Faults.CrashPerSec <= 0 {
+		return &ci.CrashSearch{Seed: seed, Skipped: "the config injects no power loss (faults.crash_per_sec is 0), and every crash state is one"}, nil
 	}
 	dir := filepath.Join(outDir, fmt.Sprintf("seed-%d", seed))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -189,15 +197,50 @@ func (e *ciEngine) Crashes(ctx context.Context, path string, seed uint64, outDir
 	}
 	rep, err := cli.RunCrashes(ctx, cli.CrashesSpec{Sim: s, Config: path, Seed: seed, RecheckNS: -1,
 		CrashStatesOptions: engineapi.CrashStatesOptions{NoOwnFaults: true},
-		Workers:            runtime.NumCPU(), OutDir: dir, Progress: e.stderr})
+		Workers:            runtime.NumCPU(), OutDir: dir, Progress: e.stderr, Budget: budget})
 	if err != nil {
 		return nil, err
 	}
-	var out []ci.CrashSite
+	out := &ci.CrashSearch{Seed: seed, States: rep.States, Ran: rep.Ran,
+		Complete: rep.OverBudget == 0 && !rep.Partial && rep.Errors == 0}
+	type found struct {
+		site cli.Site
+		f    cli.SiteFailure
+	}
+	var all []found
 	for _, site := range rep.Sites {
-		if site.Failing > 0 {
-			out = append(out, ci.CrashSite{Seed: seed, Site: site.Site, Failing: site.Failing, States: site.States, Reason: site.Reason, Replay: site.Replay})
+		for _, f := range site.Failures {
+			if f.Plan != "" {
+				all = append(all, found{site, f})
+			}
 		}
+	}
+	slices.SortStableFunc(all, func(a, b found) int {
+		return cmp.Or(cmp.Compare(a.f.Incarnation, b.f.Incarnation), cmp.Compare(a.f.Op, b.f.Op))
+	})
+	seen := map[string]bool{}
+	prov := s.Provenance(path)
+	for _, x := range all {
+		plan, err := cli.LoadPlan(x.f.Plan)
+		if err != nil {
+			return nil, err
+		}
+		r := s.Run(ctx, seed, engine.RunOptions{Plan: plan, Trace: true})
+		if !r.Failed() || r.Failure == nil {
+			continue
+		}
+		if r.Failure.Signature == "" {
+			r.Failure.Signature = engine.Signature(r)
+		}
+		if seen[r.Failure.Signature] {
+			continue
+		}
+		seen[r.Failure.Signature] = true
+		r.Trace = r.Trace[max(0, len(r.Trace)-traceExcerpt):]
+		r.Provenance = prov
+		out.Findings = append(out.Findings, ci.CrashFinding{Site: x.site.Site, Failing: x.f.States, States: x.site.States,
+			Where:  fmt.Sprintf("disk op #%d of %s#%d, state %s", x.f.Op, rep.Node, x.f.Incarnation, x.f.Kind),
+			Result: *r, Plan: plan.Faults})
 	}
 	return out, nil
 }

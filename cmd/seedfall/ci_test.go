@@ -9,11 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/seedfall/seedfall/ci"
+	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/internal/githubtest"
 )
 
@@ -201,7 +203,9 @@ func TestCIAnnotatesRepositoryLine(t *testing.T) {
 	for _, k := range []string{"GITHUB_WORKSPACE", "GITHUB_EVENT_NAME", "GITHUB_EVENT_PATH", "GITHUB_REPOSITORY", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_TOKEN"} {
 		t.Setenv(k, "")
 	}
-	args := []string{"ci", "-c", "examples/kvlog/seedfall.json", "-seeds", "2", "-shrink-budget", "0s", "-out", t.TempDir()}
+	// No crash-state search: the annotation of a swept seed's failure is what is checked
+	// (TestCIEndToEnd runs the search).
+	args := []string{"ci", "-c", "examples/kvlog/seedfall.json", "-seeds", "2", "-crash-seeds", "", "-shrink-budget", "0s", "-out", t.TempDir()}
 	code, stdout, stderr := runCLI(t, args...)
 	if code != exitFail || !kvstoreAnnotation.MatchString(stdout) {
 		t.Fatalf("exit %d, want %d and an annotation matching %s\nstdout:\n%s\nstderr:\n%s", code, exitFail, kvstoreAnnotation, stdout, tail(stderr, 2000))
@@ -264,6 +268,10 @@ func TestCIEndToEnd(t *testing.T) {
 	if !strings.Contains(r1.summary, "acknowledged write lost") || !replayCmd.MatchString(r1.summary) {
 		t.Errorf("run 1: the job summary lacks the failure or its replay command:\n%s", r1.summary)
 	}
+	if plain := strings.ReplaceAll(r1.summary, "\\", ""); !strings.Contains(plain, "crash-state search of seed 1: 192 states, 1 distinct failure") ||
+		!strings.Contains(plain, "found by the crash-state search of seed 1: a crash in disk op #") {
+		t.Errorf("run 1: the job summary lacks the crash-state search and its finding:\n%s", r1.summary)
+	}
 	if !kvstoreAnnotation.MatchString(r1.stdout) {
 		t.Errorf("run 1: no error annotation at kvstore.go (%s):\n%s", kvstoreAnnotation, r1.stdout)
 	}
@@ -293,6 +301,11 @@ func TestCIEndToEnd(t *testing.T) {
 	for sig, e := range base.Signatures {
 		if e.Status != ci.StatusFailing || e.FirstSeen != merge || len(e.Seeds) == 0 {
 			t.Errorf("run 2: baseline entry %s = %+v, want failing, first seen %s, with seeds", sig, e, merge)
+		}
+		// The crash-state search of seed 1 (on by default, issue 47) finds the same torn
+		// tail: one bug, one signature, with the sweep's seeds and the search's seed.
+		if !slices.Equal(e.SearchSeeds, []uint64{1}) || e.Placement != engine.PlacementSpread {
+			t.Errorf("run 2: baseline entry %s = %+v, want the search's seed 1 and the spread placement", sig, e)
 		}
 		if !strings.Contains(first.Body, sig) {
 			t.Errorf("run 2: baseline signature %s is not the one run 1 commented on:\n%s", sig, first.Body)

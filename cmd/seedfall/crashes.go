@@ -36,9 +36,14 @@ func cmdCrashes(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	ownFaults := fs.Bool("own-faults", true, "run the seed with its own random faults and crash on top of them; false: with none, so that a seed that fails on its own faults is still probed to the end of its workload (each plan is then the crash alone)")
 	perOp := fs.Bool("per-op", false, "dedupe each op's states alone: also run a state whose durable image an earlier op produced with nothing sent on the network in between (default: such a state is equivalent and not run)")
 	faults := fs.String("faults", "", "probe the run of this fault plan `file` (saved by replay -save, shrink or by hand) instead of the seed's own faults; each state's plan is the file's faults before the op plus the crash")
+	budget := fs.Int("budget", 0, "run at most `N` distinct states, every call site's first states before any site's later ones (0: all)")
 	upgradeFrom := upgradeFromFlag(fs)
 	if code, stop := parseFlags(fs, args); stop {
 		return code
+	}
+	if *budget < 0 {
+		fmt.Fprintln(stderr, "seedfall crashes: -budget must not be negative (0: no budget)")
+		return exitUsage
 	}
 	if code := tf.resolve(ctx, "crashes", cfgPath, stderr); code != 0 {
 		return code
@@ -95,7 +100,7 @@ func cmdCrashes(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	rep, err := cli.RunCrashes(ctx, cli.CrashesSpec{Sim: sim, Config: *cfgPath, ReplayFlags: upgradeExtra(*upgradeFrom), Seed: *seed, CrashStatesOptions: opt,
-		RestartNS: int64(*restart), RecheckNS: int64(*recheck), Workers: *workers, OutDir: dir, Shrink: *shrink, Progress: stderr})
+		RestartNS: int64(*restart), RecheckNS: int64(*recheck), Workers: *workers, OutDir: dir, Shrink: *shrink, Progress: stderr, Budget: *budget})
 	if err != nil {
 		fmt.Fprintf(stderr, "seedfall crashes: %v\n", err)
 		return exitUsage
@@ -148,6 +153,9 @@ func printCrashes(w io.Writer, rep *cli.CrashesReport) {
 			plural(rep.Equivalent, "state", "states"))
 	}
 	fmt.Fprintf(w, "bound: %s\n", rep.Bound)
+	if rep.Budget > 0 {
+		fmt.Fprintf(w, "budget: %d of the %d distinct states run, every call site's first states first (%d left out)\n", rep.Budget, rep.States, rep.OverBudget)
+	}
 	if rep.NoOwnFaults {
 		fmt.Fprintln(w, "probe: the seed's workload without its own faults (-own-faults=false): each state's plan is the crash alone")
 	}
@@ -177,16 +185,16 @@ func printCrashes(w io.Writer, rep *cli.CrashesReport) {
 		}
 	}
 	if rep.Retimed > 0 {
-		fmt.Fprintf(w, "%s ran twice: the run ended before the recheck crash, which was moved to halfway to that end\n", plural(rep.Retimed, "state", "states"))
+		fmt.Fprintf(w, "%s ran twice: the run ended before the recheck crash, or long after it, and the recheck was moved to halfway to that end\n", plural(rep.Retimed, "state", "states"))
 	}
 	if rep.Errors > 0 {
 		fmt.Fprintf(w, "%s could not be run (errors or watchdog), not counted as vulnerabilities\n", plural(rep.Errors, "state", "states"))
 	}
 	if rep.Partial {
-		fmt.Fprintf(w, "INTERRUPTED: %d of %d states ran; the rest are not counted\n", rep.Ran, rep.States)
+		fmt.Fprintf(w, "INTERRUPTED: %d of %d states ran; the rest are not counted\n", rep.Ran, rep.States-rep.OverBudget)
 	}
 	fmt.Fprintf(w, "%s at %s, %d of %d states failing, in %s\n", plural(vuln, "vulnerable site", "vulnerable sites"),
-		plural(len(rep.Sites), "site", "sites"), rep.Failing, rep.States, (time.Duration(rep.Secs * 1e9)).Round(time.Second))
+		plural(len(rep.Sites), "site", "sites"), rep.Failing, rep.States-rep.OverBudget, (time.Duration(rep.Secs * 1e9)).Round(time.Second))
 }
 
 // opList is "#5/1,#7/1,+3 more": disk op 5 of incarnation 1, and so on.

@@ -104,7 +104,7 @@ func reportInputs(t *testing.T, dir string) {
 		"version": 1,
 		"signatures": map[string]map[string]any{
 			sig:                {"kind": "workload-exit", "reason": "acknowledged write lost", "seeds": []uint64{2, 5}, "shrunk": plan.Faults, "first_seen": sha("1"), "last_seen": sha("2"), "status": "failing", "first_run": 5, "last_run": 7},
-			"sig-000000000001": {"kind": "workload-exit", "reason": "old bug", "seeds": []uint64{firstPassing(t), 4000}, "first_seen": sha("3"), "last_seen": sha("3"), "status": "failing"},
+			"sig-000000000001": {"kind": "workload-exit", "reason": "old bug", "seeds": []uint64{firstPassing(t), 4000}, "first_seen": sha("3"), "last_seen": sha("3"), "status": "failing", "crash_placement": engine.PlacementSpread},
 			"sig-000000000002": {"kind": "workload-exit", "reason": "unswept bug", "seeds": []uint64{5000}, "first_seen": sha("4"), "last_seen": sha("4"), "status": "failing"},
 			"sig-000000000003": {"kind": "workload-exit", "reason": "long fixed", "seeds": []uint64{6}, "first_seen": sha("5"), "last_seen": sha("5"), "status": "fixed", "fixed_in": sha("6")},
 		},

@@ -48,6 +48,9 @@ type CrashesSpec struct {
 	Executable string
 	// Pool runs the states (nil: start one for this call unless InProc).
 	Pool *worker.Pool
+	// Budget, when > 0, runs at most this many of the distinct states, chosen by
+	// budgetStates: every call site's first states before any site's later ones.
+	Budget int
 }
 
 // CrashesReport is the outcome of `seedfall crashes`.
@@ -80,9 +83,13 @@ type CrashesReport struct {
 	// the runs a search in this order needs to find a vulnerability (0: none).
 	FirstFailing int  `json:"first_failing,omitempty"`
 	Partial      bool `json:"partial,omitempty"`
-	// Retimed counts states whose run ended before the default recheck crash and were
-	// run again with the recheck halfway to that run's end.
+	// Retimed counts states whose run ended before the default recheck crash, or went on
+	// long after it, and were run again with the recheck halfway to that run's end.
 	Retimed int `json:"retimed"`
+	// Budget is the budget the search ran under (CrashesSpec.Budget; 0: none), and
+	// OverBudget the distinct states it left out. States counts them; Ran does not.
+	Budget     int `json:"budget,omitempty"`
+	OverBudget int `json:"over_budget,omitempty"`
 	// Errors counts states the tool could not run (not vulnerabilities).
 	Errors int     `json:"errors"`
 	Sites  []Site  `json:"sites"`
@@ -170,23 +177,33 @@ type crashJob struct {
 }
 
 // retimeRecheck returns the job's plan with its recheck crash moved to halfway between
-// the restart and the end of res, when res is the plan's run and it passed without
-// reaching the recheck (nil otherwise). The default recheck is timed from the seed's own
-// run, whose later faults (crashes, restarts, retries) often make it last longer than the
-// plan's, which keeps only the faults before the crash point: without this, the recheck
-// of such a state never happens, and a recovery bug that loses data only at the next
-// crash goes unseen. Only the default recheck (recheckNS < 0) is moved.
+// the restart and the end of res, when res is the plan's run, it passed, and that point
+// is not where the recheck was (nil otherwise). The default recheck is timed from the
+// seed's own run. That run is often longer than the plan's, which keeps only the faults
+// before the crash point: without a move, the recheck of such a state never happens,
+// and a recovery bug that loses data only at the next crash goes unseen. And a crash can
+// make the workload's run much longer than the seed's (it retries, it creates again
+// what the crash lost): a recheck timed from the seed's run then comes before the
+// workload has done so, and a loss that a crash after it causes goes unseen too (NATS's
+// finding 13: the client re-creates the stream seconds after the restart). So a plan
+// whose run passed is run again with the recheck halfway to that run's end when that is
+// earlier than the recheck (its run ended first) or more than a second later. Only the
+// default recheck (recheckNS < 0) is moved.
 func retimeRecheck(seed uint64, j *crashJob, res *engine.Result, restart, recheckNS int64) *engine.FaultPlan {
 	if recheckNS >= 0 || res == nil || (res.Verdict != engine.VerdictPass && res.Verdict != engine.VerdictHorizon) || len(j.plan.Faults) == 0 {
 		return nil
 	}
 	last := j.plan.Faults[len(j.plan.Faults)-1]
-	if last.DiskOp != 0 || res.EndNS >= last.AtNS {
-		return nil // no recheck, or the run reached it
+	if last.DiskOp != 0 {
+		return nil // no recheck
 	}
 	half := (res.EndNS - j.pt.AtNS - restart) / 2
 	if half <= 0 {
 		return nil // the run ended before the restart: nothing to recheck
+	}
+	at := j.pt.AtNS + restart + half
+	if res.EndNS >= last.AtNS && at <= last.AtNS+int64(time.Second) {
+		return nil // the run reached the recheck, and its own halfway point is not much later
 	}
 	return engineapi.CrashStatePlan(seed, j.pt, j.st, restart, half)
 }
@@ -234,6 +251,10 @@ func RunCrashes(ctx context.Context, sp CrashesSpec) (*CrashesReport, error) {
 		}
 	}
 	rep.States = len(jobs)
+	if sp.Budget > 0 && len(jobs) > sp.Budget {
+		rep.Budget, rep.OverBudget = sp.Budget, len(jobs)-sp.Budget
+		jobs = budgetStates(jobs, sp.Budget)
+	}
 	if sp.OutDir != "" {
 		// Every crash point and its states, for whoever wants to replay one that passed.
 		data, _ := json.MarshalIndent(points, "", " ")
@@ -243,7 +264,10 @@ func RunCrashes(ctx context.Context, sp CrashesSpec) (*CrashesReport, error) {
 	}
 	if sp.Progress != nil {
 		fmt.Fprintf(sp.Progress, "crashes: seed %d, node %s: %d disk ops, %d candidate states, %d distinct (%d ops bounded, %d equivalent to an earlier op's); baseline %s\n",
-			sp.Seed, node, len(points), rep.Candidates, len(jobs), rep.BoundedOps, rep.Equivalent, base.Verdict)
+			sp.Seed, node, len(points), rep.Candidates, rep.States, rep.BoundedOps, rep.Equivalent, base.Verdict)
+		if rep.Budget > 0 {
+			fmt.Fprintf(sp.Progress, "crashes: budget %d states: %d left out (each call site's first states run first)\n", rep.Budget, rep.OverBudget)
+		}
 	}
 
 	run := sp.Sim.Run
@@ -387,6 +411,91 @@ func RunCrashes(ctx context.Context, sp CrashesSpec) (*CrashesReport, error) {
 	slices.SortStableFunc(rep.Sites, func(a, b Site) int { return b.Failing - a.Failing })
 	rep.Secs = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// budgetStates picks n of the jobs (in op order) for a search with a budget: round
+// after round, each call site in the order of its first op gives its next state, so
+// every site's first states run before any site's later ones. A budget spent in op
+// order would only ever reach the start of the run, where a server opens its files; the
+// sites of its requests, compactions and rotations come later. Within a site the ops
+// come in spreadOrder (its first op, its last, then the middle ones halving the gaps),
+// each op with all its states: the run's start and its end (a recovery, a final drain)
+// are where a site's behaviour changes most, and the ops between differ by what the
+// files hold (a record that straddles a sector, a segment that is full), which a spread
+// reaches sooner than a prefix. The picked jobs keep their op order. The choice depends
+// only on the probe, so a search is the same on any machine.
+func budgetStates(jobs []*crashJob, n int) []*crashJob {
+	if n >= len(jobs) {
+		return jobs
+	}
+	type op struct {
+		site   string
+		inc, n int64
+	}
+	var order []string
+	siteOps := map[string][]op{}
+	opJobs := map[op][]int{}
+	for i, j := range jobs {
+		s := SiteOf(j.pt.Where)
+		if _, ok := siteOps[s]; !ok {
+			order = append(order, s)
+		}
+		o := op{s, int64(j.pt.Incarnation), j.pt.DiskOp}
+		if _, ok := opJobs[o]; !ok {
+			siteOps[s] = append(siteOps[s], o)
+		}
+		opJobs[o] = append(opJobs[o], i)
+	}
+	bySite := map[string][]int{}
+	for _, s := range order {
+		ops := siteOps[s]
+		for _, k := range spreadOrder(len(ops)) {
+			bySite[s] = append(bySite[s], opJobs[ops[k]]...)
+		}
+	}
+	picked := make([]bool, len(jobs))
+	for round, left := 0, n; left > 0; round++ {
+		for _, s := range order {
+			if idx := bySite[s]; round < len(idx) && left > 0 {
+				picked[idx[round]] = true
+				left--
+			}
+		}
+	}
+	out := make([]*crashJob, 0, n)
+	for i, j := range jobs {
+		if picked[i] {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// spreadOrder orders 0..n-1 as first, last, then the middle of each gap, widest first
+// (0, 8, 4, 2, 6, 1, 3, 5, 7 for n = 9): every prefix of it is spread over the range.
+func spreadOrder(n int) []int {
+	if n <= 0 {
+		return nil
+	}
+	out := []int{0}
+	if n > 1 {
+		out = append(out, n-1)
+	}
+	type gap struct{ lo, hi int } // the indexes strictly between lo and hi are left
+	gaps := []gap{{0, n - 1}}
+	for len(gaps) > 0 {
+		var next []gap
+		for _, g := range gaps {
+			if g.hi-g.lo < 2 {
+				continue
+			}
+			m := (g.lo + g.hi) / 2
+			out = append(out, m)
+			next = append(next, gap{g.lo, m}, gap{m, g.hi})
+		}
+		gaps = next
+	}
+	return out
 }
 
 // progressLine is "120/400 states, 3 failing, 2.1 states/s, ETA 2m13s".
