@@ -45,6 +45,7 @@ var cases = []patchCase{
 	{example: "badger", patch: "fix-empty-file.patch"},
 	{example: "badger", patch: "ristretto-new-file-dir-sync.patch"},
 	{example: "bbolt", patch: "fix-dir-fsync.patch"},
+	{example: "bbolt", patch: "fix-torn-init.patch"},
 	{example: "buntdb", patch: "shrink-fsync.patch"},
 	{example: "diskqueue", patch: "fix-missing-metadata.patch"},
 	{example: "diskqueue", patch: "fix-sync-before-ack.patch"},
@@ -52,6 +53,7 @@ var cases = []patchCase{
 	{example: "dque", patch: "fix-dir-sync.patch"},
 	{example: "dque", patch: "fix-only-segment.patch"},
 	{example: "dque", patch: "fix-torn-record.patch"},
+	{example: "etcd-server", patch: "bbolt-1.3.6-torn-init.patch"},
 	{example: "etcdraft", patch: "snap-save-fsync-dir.patch"},
 	{example: "etcdraft", patch: "wal-create-fsync-dir.patch"},
 	{example: "goleveldb", patch: "fix-incomplete-first-current.patch"},
@@ -395,7 +397,9 @@ func (m *module) test(t *testing.T, run string, pkgs ...string) (string, error) 
 // testSkip is test with -skip skip.
 func (m *module) testSkip(t *testing.T, run, skip string, pkgs ...string) (string, error) {
 	t.Helper()
-	args := []string{"test", "-count=1"}
+	// A library's whole suite can pass go test's default 10 minutes on a loaded
+	// 2-core machine (bbolt's did, at load 13): give it half an hour.
+	args := []string{"test", "-count=1", "-timeout", "30m"}
 	if run != "" {
 		args = append(args, "-run", run)
 	}
