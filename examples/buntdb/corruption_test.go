@@ -14,7 +14,7 @@ import (
 func TestCorruptionTable(t *testing.T) {
 	exampletest.CheckTable(t, []exampletest.Cell{
 		{Config: "seedfall.lost_write.json", Kind: "lost_write", Seeds: "2-2", Want: "acknowledged write lost"},
-		{Config: "seedfall.read_eio.json", Kind: "read_eio", Seeds: "7-7", Want: "open buntdb: read /data/bunt.db: I/O error"},
+		{Config: "seedfall.read_eio.json", Kind: "read_eio", Seeds: "11-11", Want: "open buntdb: read /data/bunt.db: I/O error"},
 		{Config: "seedfall.corrupt.json", Kind: "corrupt", Seeds: "1-1", Want: "open buntdb: invalid database"},
 		{Config: "seedfall.corrupt_read.json", Kind: "corrupt_read", Seeds: "6-6", Want: "open buntdb: invalid database"},
 		{Config: "seedfall.misdirected_write.json", Kind: "misdirected_write", Seeds: "5-5", Want: "open buntdb: invalid database"},

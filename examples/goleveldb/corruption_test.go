@@ -17,7 +17,7 @@ func TestCorruptionTable(t *testing.T) {
 		{Config: "seedfall.corrupt.json", Kind: "corrupt", Seeds: "1-1", Want: "acknowledged write lost"},
 		{Config: "seedfall.misdirected_write.json", Kind: "misdirected_write", Seeds: "3-3", Want: "acknowledged write lost"},
 		{Config: "seedfall.lost_write.json", Kind: "lost_write", Seeds: "2-2", Want: "acknowledged write lost"},
-		{Config: "seedfall.write_eio.json", Kind: "write_eio", Seeds: "9-9", Want: "open leveldb: write /data/leveldb/"},
+		{Config: "seedfall.write_eio.json", Kind: "write_eio", Seeds: "5-5", Want: "open leveldb: write /data/leveldb/"},
 		{Config: "seedfall.slow_io.json", Kind: "slow_io", Seeds: "2-2", Want: "corrupted or incomplete CURRENT file"},
 	})
 }

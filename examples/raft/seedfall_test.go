@@ -132,10 +132,12 @@ func TestStrictPatched(t *testing.T) {
 // Negative control: with -nosync the file store acknowledges entries before they are
 // durable, and seedfall catches the lost writes.
 func TestNoSyncCaught(t *testing.T) {
-	code, out := sf(t, "run", "-q", "-c", "nosync.json", "-seeds", "1-3")
+	// Seeds 1-8: the lowest seed that loses a write is 1 on go1.26 and 6 on go1.27 (a run
+	// depends on the Go release's runtime, and on the crash placement: issue 47).
+	code, out := sf(t, "run", "-q", "-c", "nosync.json", "-seeds", "1-8")
 	wantFail(t, code, out, "client#1: always violated: every acknowledged write survives")
-	// Which seed: the lowest that failed (it depends on the Go release's runtime).
-	m := regexp.MustCompile(`FAIL seed (\d+) `).FindStringSubmatch(out)
+	// Which seed: the lowest that lost a write (another may fail first on liveness).
+	m := regexp.MustCompile(`FAIL seed (\d+) [^\n]*always violated: every acknowledged write survives`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no failing seed in:\n%s", out)
 	}
