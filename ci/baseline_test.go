@@ -63,19 +63,7 @@ func TestBaselineKeysSeedsByGo(t *testing.T) {
 	gh.SetBranch("seedfall-baseline", nil)
 	in := testInputs(t, "branch:seedfall-baseline:data/baseline.json")
 	sig := buggySig(t)
-	entry := func(step string) *Entry {
-		t.Helper()
-		raw, ok := gh.File("seedfall-baseline", "data/baseline.json")
-		if !ok {
-			t.Fatalf("%s: no baseline", step)
-		}
-		b, err := ParseBaseline("fake", raw)
-		must(t, err)
-		if b.Signatures[sig] == nil {
-			t.Fatalf("%s: no entry for %s", step, sig)
-		}
-		return b.Signatures[sig]
-	}
+	entry := func(step string) *Entry { t.Helper(); return baselineEntry(t, gh, "data/baseline.json", sig, step) }
 	push := func(i int, eng *fakeEngine) *ghRun {
 		return runGH(t, gh, "push", pushEvent("refs/heads/main", fmt.Sprintf("%040d", i)), int64(300+i), in, eng)
 	}
@@ -304,4 +292,20 @@ func TestLocalFileBaseline(t *testing.T) {
 	if !strings.Contains(stdout.String(), "::notice::seedfall: no token") {
 		t.Errorf("want a no-token notice:\n%s", stdout.String())
 	}
+}
+
+// baselineEntry reads the baseline a run wrote to the fake GitHub's branch at path and
+// returns its entry for sig, failing the test (naming step) when either is missing.
+func baselineEntry(t *testing.T, gh *githubtest.FakeGitHub, path, sig, step string) *Entry {
+	t.Helper()
+	raw, ok := gh.File("seedfall-baseline", path)
+	if !ok {
+		t.Fatalf("%s: no baseline", step)
+	}
+	b, err := ParseBaseline("fake", raw)
+	must(t, err)
+	if b.Signatures[sig] == nil {
+		t.Fatalf("%s: no entry for %s", step, sig)
+	}
+	return b.Signatures[sig]
 }

@@ -41,19 +41,7 @@ func TestCrashSearchInCI(t *testing.T) {
 	in := testInputs(t, "branch:seedfall-baseline")
 	torn := searchFinding("server#1 crashed: exit_code(2): panic: torn record at offset 600")
 	sig := torn.Result.Failure.Signature
-	entry := func(step string) *Entry {
-		t.Helper()
-		raw, ok := gh.File("seedfall-baseline", DefaultBaselinePath)
-		if !ok {
-			t.Fatalf("%s: no baseline", step)
-		}
-		b, err := ParseBaseline("fake", raw)
-		must(t, err)
-		if b.Signatures[sig] == nil {
-			t.Fatalf("%s: no entry for %s", step, sig)
-		}
-		return b.Signatures[sig]
-	}
+	entry := func(step string) *Entry { t.Helper(); return baselineEntry(t, gh, DefaultBaselinePath, sig, step) }
 	push := func(i int, eng *fakeEngine) *ghRun {
 		return runGH(t, gh, "push", pushEvent("refs/heads/main", fmt.Sprintf("%040d", i)), int64(400+i), in, eng)
 	}
