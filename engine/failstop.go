@@ -12,11 +12,14 @@ func (w *world) failStopExit(inc *incarnation, detail string) {
 	n := inc.node
 	last := fmt.Sprintf("exited with code %d", inc.code)
 	if pr := inc.panicReason(); pr != "" {
-		last += ": " + pr
+		last += ": " + pr + detail
+	} else if tr := inc.trapReason(); tr != "" {
+		last += ": " + tr
 	} else if inc.lastLine != "" {
-		last += ": " + inc.lastLine
+		last += ": " + inc.lastLine + detail
+	} else {
+		last += detail
 	}
-	last += detail
 	n.lastExit = last
 	n.exits = append(n.exits, w.now)
 	window := int64(cmp.Or(n.cfg.RestartWindow, defaultRestartWindow))

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -203,6 +204,11 @@ func TestPanicFailureReason(t *testing.T) {
 		{"sorted", false, regexp.MustCompile(`^server#1 crashed: exit_code\(2\): panic: assignment to entry in nil map \(in main\.sortedPanic\.func1 at guests/panics/main\.go:\d+\)$`)},
 		{"repanic", false, regexp.MustCompile(`^server#1 crashed: exit_code\(2\): panic: first failure on seed \d+ \(in main\.repanic\.func1 at guests/panics/main\.go:\d+\)$`)},
 		{"index", true, regexp.MustCompile(`^client#1: panic: index \d+ out of range for item 0x[0-9a-f]+ \(in main\.indexPanic at guests/panics/main\.go:\d+\)$`)},
+		// A wasm trap: the first frame of the guest's own code, in Go's spelling, and
+		// what the trap is natively; the wasm stack stays in the trace.
+		{"oob", false, regexp.MustCompile(`^server#1 crashed: exit_code\(2\): wasm trap: out of bounds memory access \(in main\.readPast: a load or store past the guest's memory, through unsafe code; natively a segmentation fault \(SIGSEGV\)\)$`)},
+		{"oobcopy", false, regexp.MustCompile(`^server#1 crashed: exit_code\(2\): wasm trap: out of bounds memory access \(in main\.copyPast: a load or store past the guest's memory, through unsafe code; natively a segmentation fault \(SIGSEGV\)\)$`)},
+		{"oob", true, regexp.MustCompile(`^client#1: wasm trap: out of bounds memory access \(in main\.readPast: .*SIGSEGV\)\)$`)},
 	} {
 		t.Run(fmt.Sprintf("%s workload=%v", tc.mode, tc.workload), func(t *testing.T) {
 			var sig string
@@ -222,5 +228,12 @@ func TestPanicFailureReason(t *testing.T) {
 	a, b := panicRun(t, "index", 1, false), panicRun(t, "sorted", 1, false)
 	if a.Failure.Signature == b.Failure.Signature {
 		t.Errorf("two different panics have one signature %s: %q and %q", a.Failure.Signature, engine.SignatureKey(a), engine.SignatureKey(b))
+	}
+	a, b = panicRun(t, "oob", 1, false), panicRun(t, "oobcopy", 1, false)
+	if a.Failure.Signature == b.Failure.Signature {
+		t.Errorf("traps in two functions have one signature %s: %q and %q", a.Failure.Signature, engine.SignatureKey(a), engine.SignatureKey(b))
+	}
+	if tr := traceText(a); !strings.Contains(tr, "wasm stack trace:") || !strings.Contains(tr, ".main.readPast(") {
+		t.Errorf("the trace lost the trap's wasm stack:\n%s", tr)
 	}
 }

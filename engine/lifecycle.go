@@ -165,6 +165,8 @@ func (w *world) afterExit(inc *incarnation) {
 		reason := inc.lastLine
 		if pr := inc.panicReason(); pr != "" {
 			reason = pr
+		} else if tr := inc.trapReason(); tr != "" {
+			reason = tr
 		}
 		if reason == "" {
 			reason = fmt.Sprintf("workload exited with code %d%s", inc.code, detail)
@@ -183,11 +185,15 @@ func (w *world) afterExit(inc *incarnation) {
 		reason := fmt.Sprintf("%s crashed: exit_code(%d)", inc.label, inc.code)
 		if pr := inc.panicReason(); pr != "" {
 			reason += ": " + pr
-		} else if inc.lastLine != "" {
-			reason += ": " + inc.lastLine
-		}
-		if inc.errMsg != "" {
-			reason += ": " + inc.errMsg
+		} else if tr := inc.trapReason(); tr != "" {
+			reason += ": " + tr // the wasm stack is in the trace's exit line
+		} else {
+			if inc.lastLine != "" {
+				reason += ": " + inc.lastLine
+			}
+			if inc.errMsg != "" {
+				reason += ": " + inc.errMsg
+			}
 		}
 		w.fail(KindNodeExit, inc.label, reason)
 	}

@@ -43,6 +43,9 @@ type Table struct {
 	skip []string // package path prefixes skipped besides std
 
 	cache sync.Map // return PC -> *pcInfo
+
+	byNameOnce sync.Once
+	byName     map[string]uint32 // name-section name -> function index (lowest if shared)
 }
 
 // Location is a guest source position.
@@ -295,6 +298,29 @@ func (t *Table) FuncName(pc uint64) string {
 // WasmName returns the name-section name of the wasm function holding Go PC pc.
 func (t *Table) WasmName(pc uint64) string {
 	return t.mod.names[t.mod.numFuncImports+uint32(pc>>16)-funcValueOffset]
+}
+
+// FuncOfWasmName returns the Go function name of the module's function that the name
+// section calls name, the name a wasm stack trace prints (".go.etcd.io_bbolt.__Cursor_.last"
+// without the module's name and its dot, for go.etcd.io/bbolt.(*Cursor).last). It
+// returns "" for a name the module does not hold or one that is not a Go function.
+func (t *Table) FuncOfWasmName(name string) string {
+	t.byNameOnce.Do(func() {
+		t.byName = make(map[string]uint32, len(t.mod.names))
+		for idx, n := range t.mod.names {
+			if idx < t.mod.numFuncImports {
+				continue
+			}
+			if prev, ok := t.byName[n]; !ok || idx < prev {
+				t.byName[n] = idx
+			}
+		}
+	})
+	idx, ok := t.byName[name]
+	if !ok {
+		return ""
+	}
+	return t.FuncName(uint64(idx-t.mod.numFuncImports+funcValueOffset) << 16)
 }
 
 // NumFuncs is the number of Go functions in the table.

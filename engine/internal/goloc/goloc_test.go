@@ -162,6 +162,19 @@ func TestLoad(t *testing.T) {
 			t.Fatalf("func %d: pclntab name %q, name section %q", i, g, w)
 		}
 	}
+	// The way back, as a trap's wasm stack trace names a function.
+	pc := tab.tab.entries[tab.NumFuncs()/2]
+	if g, back := tab.FuncName(pc), tab.FuncOfWasmName(tab.WasmName(pc)); g != back {
+		t.Errorf("FuncOfWasmName(%q) = %q, want %q", tab.WasmName(pc), back, g)
+	}
+	if got := tab.FuncOfWasmName("main.main"); got != "main.main" {
+		t.Errorf("FuncOfWasmName(main.main) = %q", got)
+	}
+	for _, n := range []string{"no.such_function", ""} {
+		if got := tab.FuncOfWasmName(n); got != "" {
+			t.Errorf("FuncOfWasmName(%q) = %q, want none", n, got)
+		}
+	}
 }
 
 // norm maps the characters the linker may rewrite in name-section names to '_'.

@@ -1,7 +1,9 @@
 // Command panics is a guest of the engine's failure-reason tests: it panics in one of
 // two places of its own code, picked by its first argument, with a message that carries
 // values that change from seed to seed (a number and a pointer), below a frame of the
-// standard library for the second.
+// standard library for the second. Its "oob" and "oobcopy" modes read past the end of
+// its memory through unsafe, as code reading a corrupted file mapping might: a wasm trap
+// in its own code, or in the runtime's memmove below it.
 package main
 
 import (
@@ -10,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"time"
+	"unsafe"
 )
 
 type item struct{ n int }
@@ -25,6 +28,10 @@ func main() {
 		sortedPanic(seed)
 	case "repanic":
 		repanic(seed)
+	case "oob":
+		fmt.Println("read:", readPast(seed))
+	case "oobcopy":
+		fmt.Println("copied:", copyPast(seed))
 	}
 	fmt.Println("no panic")
 }
@@ -55,4 +62,27 @@ func repanic(seed int) {
 		panic(fmt.Sprintf("again after %v", r))
 	}()
 	panic(fmt.Errorf("first failure on seed %d", seed))
+}
+
+// pastMemory is an address past the end of any wasm memory a run gives a guest (a
+// little under 4 GiB), different on each seed.
+func pastMemory(seed int) unsafe.Pointer {
+	return unsafe.Pointer(uintptr(0xfff0_0000 + 8*seed)) //nolint:govet // the point
+}
+
+// readPast loads from past the guest's memory in its own code. A trap is named by its
+// wasm function: an inlined function would be named by the function it was inlined into.
+//
+//go:noinline
+func readPast(seed int) uint64 {
+	return *(*uint64)(pastMemory(seed))
+}
+
+// copyPast copies from past the guest's memory: the trap is in runtime.memmove.
+//
+//go:noinline
+func copyPast(seed int) []byte {
+	dst := make([]byte, 64+seed)
+	copy(dst, unsafe.Slice((*byte)(pastMemory(seed)), len(dst)))
+	return dst
 }
