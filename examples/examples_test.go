@@ -209,3 +209,53 @@ func TestTemplateCheckCatchesDepartures(t *testing.T) {
 		t.Errorf("kept names were reported: %v", got)
 	}
 }
+
+// TestPerGoRunsOnBothReleases: every test that keeps a value per Go release
+// (exampletest.PerGo) is one .ci/run also runs on the other release, so neither value
+// can go stale unseen.
+func TestPerGoRunsOnBothReleases(t *testing.T) {
+	run, err := os.ReadFile("../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob("*/*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, f := range files {
+		dir := filepath.Dir(f)
+		if dir == "exampletest" {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		test := ""
+		for _, l := range strings.Split(string(data), "\n") {
+			if name, ok := strings.CutPrefix(l, "func Test"); ok {
+				test, _, _ = strings.Cut("Test"+name, "(")
+			}
+			if !strings.Contains(l, "exampletest.PerGo(") || test == "" {
+				continue
+			}
+			found++
+			ran := false
+			for _, r := range strings.Split(string(run), "\n") {
+				if !strings.Contains(r, `"`+dir+" ") && !strings.Contains(r, "examples/"+dir+" ") {
+					continue
+				}
+				for _, w := range strings.FieldsFunc(r, func(c rune) bool { return c == '|' || c == ' ' || c == '\'' || c == '"' }) {
+					ran = ran || w == test
+				}
+			}
+			if !ran {
+				t.Errorf("%s: %s keeps a value per Go release, but .ci/run does not run it on the other release: add it to the pergo list", f, test)
+			}
+		}
+	}
+	if found < 10 {
+		t.Errorf("found %d PerGo call sites; the scan is broken", found)
+	}
+}
