@@ -98,6 +98,27 @@ func WantPass(t testing.TB, code int, out string) {
 	}
 }
 
+// SweepPasses runs a sweep of cfg (seeds "A-B") and asserts that every seed passed,
+// that the durability check of examples/raft's client ("every acknowledged write
+// survives") was reached and true on each, and, with lin, that every history was
+// checked and found linearizable (a checker timeout is not a pass of the check).
+func SweepPasses(t testing.TB, cfg, seeds string, lin bool) {
+	t.Helper()
+	code, out := Run(t, "run", "-q", "-c", cfg, "-seeds", seeds)
+	WantPass(t, code, out)
+	var a, b int
+	if _, err := fmt.Sscanf(seeds, "%d-%d", &a, &b); err != nil {
+		t.Fatalf("seeds %q: %v", seeds, err)
+	}
+	n := b - a + 1
+	if !regexp.MustCompile(fmt.Sprintf(`every acknowledged write survives\s+%d\s+%d\s+ok`, n, n)).MatchString(out) {
+		t.Fatalf("want the durability check reached and true on all %d seeds:\n%s", n, out)
+	}
+	if lin && (!regexp.MustCompile(fmt.Sprintf(`linearizable \(kv\)\s+%d\s+%d\s+ok`, n, n)).MatchString(out) || strings.Contains(out, "timed out")) {
+		t.Fatalf("want all %d histories checked linearizable:\n%s", n, out)
+	}
+}
+
 // RunJSON runs seedfall with args in this directory, decodes its standard output as
 // JSON into v and returns the exit code.
 func RunJSON(t testing.TB, v any, args ...string) int {

@@ -21,21 +21,7 @@ func TestMain(m *testing.M) { os.Exit(exampletest.Main(m)) }
 // that every history was checked and found linearizable.
 func passes(t *testing.T, cfg, seeds string) {
 	t.Helper()
-	code, out := exampletest.Run(t, "run", "-q", "-c", cfg, "-seeds", seeds)
-	exampletest.WantPass(t, code, out)
-	var a, b int
-	if _, err := fmt.Sscanf(seeds, "%d-%d", &a, &b); err != nil {
-		t.Fatalf("seeds %q: %v", seeds, err)
-	}
-	n := b - a + 1
-	if !regexp.MustCompile(fmt.Sprintf(`every acknowledged write survives\s+%d\s+%d\s+ok`, n, n)).MatchString(out) {
-		t.Fatalf("want the durability check reached and true on all %d seeds:\n%s", n, out)
-	}
-	if cfg != "seedfall.durable.json" {
-		if !regexp.MustCompile(fmt.Sprintf(`linearizable \(kv\)\s+%d\s+%d\s+ok`, n, n)).MatchString(out) || strings.Contains(out, "timed out") {
-			t.Fatalf("want all %d histories checked linearizable:\n%s", n, out)
-		}
-	}
+	exampletest.SweepPasses(t, cfg, seeds, cfg != "seedfall.durable.json")
 }
 
 // Crashes (half of them inside a disk op, torn writes) and partitions: no false alarm.
