@@ -76,6 +76,7 @@ var cases = []patchCase{
 	{example: "pudge", patch: "fix-crash-safe-update.patch"},
 	{example: "raft", patch: "snapshot-dir-fsync.patch", run: "Snapshot"},
 	{example: "raft-boltdb", patch: "bbolt-1.3.5-dir-fsync.patch"},
+	{example: "raft-wal", patch: "fix-sealed-tail-recovery.patch"},
 	// v0.4.1's fix of raft-wal#31 taken out again: the library's own test of that fix
 	// fails, as the simulation does.
 	{example: "raft-wal", patch: "revert-forceseal.patch", run: "TestDeleteRange", wantFail: "--- FAIL: TestDeleteRange/non-deleting_tail-truncation"},

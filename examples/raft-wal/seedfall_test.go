@@ -3,7 +3,10 @@ package raftwal_test
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/seedfall/seedfall/examples/exampletest"
@@ -57,4 +60,52 @@ func TestForceSealRevertedCaught(t *testing.T) {
 	exampletest.WantFail(t, code, out, "raft: clearing log suffix", `error="sealed segment has no index block"`)
 	code, out = exampletest.Run(t, "replay", "-q", "-c", "seedfall.json", "-seed", fmt.Sprint(seed))
 	exampletest.WantPass(t, code, out)
+}
+
+// sealingWrite returns the disk op number of the write that seals n1's first segment in
+// cfg's seed 1 run without faults (the write that runs past the 16 KiB segment's end).
+func sealingWrite(t *testing.T, cfg string) int {
+	t.Helper()
+	plan := filepath.Join(t.TempDir(), "none.faults.json")
+	if err := os.WriteFile(plan, []byte(`{"seed": 1, "faults": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out := exampletest.Run(t, "replay", "-c", cfg, "-seed", "1", "-faults", plan)
+	exampletest.WantPass(t, code, out)
+	re := regexp.MustCompile(`n1#1 disk #(\d+) write /raft/wal/0+1-0+\.wal @(\d+)\+(\d+) `)
+	for _, m := range re.FindAllStringSubmatch(out, -1) {
+		op, _ := strconv.Atoi(m[1])
+		off, _ := strconv.Atoi(m[2])
+		n, _ := strconv.Atoi(m[3])
+		if off+n > 16<<10 {
+			return op
+		}
+	}
+	t.Fatalf("no write past segment 1's end in seed 1's run:\n%s", out)
+	return 0
+}
+
+// Finding 36: a power loss at the append that seals a segment, after its fsync or inside
+// its write, and before the rotation commits the seal to wal-meta.db, leaves a WAL whose
+// every append fails with "segment is sealed", for good (native_test.go reproduces it on
+// this machine's file system). One server, so that nothing masks it: its client gets no
+// answer. The crash-state search of the sealing write and its fsync finds it; with
+// patches/fix-sealed-tail-recovery.patch no state fails.
+func TestSealedTailFinding(t *testing.T) {
+	op := sealingWrite(t, "seedfall.one.json")
+	ops := fmt.Sprintf("%d-%d", op, op+1)
+	out := filepath.Join(t.TempDir(), "crashes")
+	code, res := exampletest.Run(t, "crashes", "-c", "seedfall.one.json", "-seed", "1", "-own-faults=false", "-ops", ops, "-out", out)
+	exampletest.WantFail(t, code, res, "VULNERABLE raft-wal@v0.4.2/segment/writer.go:440", "VULNERABLE raft-wal@v0.4.2/fs/file.go:32", "no definite answer from any server")
+	plans, err := filepath.Glob(filepath.Join(out, fmt.Sprintf("seed-1.inc-1.op-%d.*.faults.json", op+1)))
+	if err != nil || len(plans) == 0 {
+		t.Fatalf("no plan of a failing state at op %d in %s: %v", op+1, out, err)
+	}
+	code, res = exampletest.Run(t, "replay", "-c", "seedfall.one.json", "-seed", "1", "-faults", plans[0])
+	exampletest.WantFail(t, code, res, `raft: failed to commit logs: error="unable to store logs within log store, err: \"segment is sealed\""`)
+	code, res = exampletest.Run(t, "crashes", "-c", "seedfall.one.fixed.json", "-seed", "1", "-own-faults=false", "-ops", ops, "-out", filepath.Join(t.TempDir(), "fixed"))
+	exampletest.WantPass(t, code, res)
+	if !strings.Contains(res, "0 vulnerable sites at 2 sites") {
+		t.Errorf("the patched WAL's search did not cover the same two sites:\n%s", res)
+	}
 }
