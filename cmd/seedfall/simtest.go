@@ -125,6 +125,9 @@ func parseInterleaved(fs *flag.FlagSet, args []string) (pkgs []string, code int,
 	}
 }
 
+// preflightTail is how many trace lines a failed preflight shows.
+const preflightTail = 60
+
 // preflight runs the test once with no faults: a node that exits on its own then (it
 // panics at start, its store does not open on an empty disk) is the test's mistake, not
 // a finding, and is refused with exit 2 before any seed runs.
@@ -140,10 +143,19 @@ func preflight(ctx context.Context, d simtestcfg.Derived, stderr io.Writer) int 
 		return exitUsage
 	}
 	defer s.Close()
-	r := s.Run(ctx, 1, engine.RunOptions{Plan: &engine.FaultPlan{}})
+	r := s.Run(ctx, 1, engine.RunOptions{Plan: &engine.FaultPlan{}, Trace: true})
 	if r.Failure != nil && (r.Failure.Kind == engine.KindNodeExit || strings.HasPrefix(r.Failure.Reason, "simtest: ")) {
 		fmt.Fprintf(stderr, "seedfall test: %s: fails with no faults injected, so the test itself is wrong: %s\n  (go test %s -run '^%s$' runs it natively)\n",
 			d.Ref.Name, r.Failure.Reason, d.Ref.Pkg, d.Ref.Name)
+		// What the run did last: the node's own output and its last calls.
+		tail := r.Trace
+		if len(tail) > preflightTail {
+			tail = tail[len(tail)-preflightTail:]
+			fmt.Fprintf(stderr, "  the last %d of %d trace lines:\n", preflightTail, len(r.Trace))
+		}
+		for _, l := range tail {
+			fmt.Fprintf(stderr, "    %s\n", l)
+		}
 		return exitUsage
 	}
 	if r.Error != "" {

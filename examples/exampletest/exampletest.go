@@ -62,7 +62,14 @@ func binary(t testing.TB) string {
 // Run runs seedfall with args in this directory and returns its exit code and output.
 func Run(t testing.TB, args ...string) (int, string) {
 	t.Helper()
+	return RunIn(t, "", args...)
+}
+
+// RunIn is Run in directory dir ("" for this one).
+func RunIn(t testing.TB, dir string, args ...string) (int, string) {
+	t.Helper()
 	cmd := exec.Command(binary(t), args...)
+	cmd.Dir = dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

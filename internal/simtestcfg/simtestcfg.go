@@ -296,7 +296,7 @@ func Derive(ctx context.Context, p Package, progress func(string)) ([]Derived, e
 	s, err := engine.Prepare(ctx, cfg, engine.PrepareOptions{})
 	var be *engine.BuildError
 	if errors.As(err, &be) {
-		return nil, fmt.Errorf("%s: the test binary does not build for wasip1:\n%s", p.Pkg, strings.TrimRight(be.Output, "\n"))
+		return nil, fmt.Errorf("%s: the test binary does not build for wasip1:\n%s%s", p.Pkg, be.Hint, strings.TrimRight(be.Output, "\n"))
 	}
 	if err != nil {
 		return nil, err

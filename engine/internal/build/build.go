@@ -35,10 +35,13 @@ import (
 type Error struct {
 	Node, Pkg string
 	Output    string
+	// Hint, when a dependency is what failed, names its module@version and the
+	// identifiers the compiler found missing, and says what to do (hint.go).
+	Hint string
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("build node %q (%s) for wasip1 failed:\n%s", e.Node, e.Pkg, strings.TrimRight(e.Output, "\n"))
+	return fmt.Sprintf("build node %q (%s) for wasip1 failed:\n%s%s", e.Node, e.Pkg, e.Hint, strings.TrimRight(e.Output, "\n"))
 }
 
 // CacheDir is where seedfall keeps built modules and wazero's compilation cache
@@ -138,37 +141,67 @@ func Node(ctx context.Context, n Spec) (string, error) {
 	}
 	tmp.Close()
 	defer os.Remove(tmp.Name())
-	args := append(append(append([]string(nil), verb...), "-o", tmp.Name()), flags...)
-	// Every build has an overlay: the wasip1 platform layer's (internal/platform).
-	tc := gotool.Toolchain{Go: "go"}
-	{
-		if tc, err = toolchainFor(n.Dir); err != nil {
-			return "", fmt.Errorf("build node %q: %w", n.Name, err)
-		}
-		ov, modfile, err := writeOverlay(n, tc.GOROOT)
-		if err != nil {
-			return "", err
-		}
-		args = append(args, "-overlay", ov)
-		if modfile != "" {
-			args = append(args, "-modfile", modfile)
-		}
-	}
-	args = append(args, pkg)
-	cmd := exec.CommandContext(ctx, tc.Go, args...)
-	cmd.Dir = n.Dir
-	cmd.Env = append(append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0"), tc.Env...)
+	// A package whose Linux files do not build here (they call a Linux function of
+	// package syscall that the platform layer lacks) falls back to the files wasip1
+	// selects, as before the personality: the build is tried again without it.
+	fallback := map[string]bool{}
 	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
+	for attempt := 0; ; attempt++ {
+		args := append(append(append([]string(nil), verb...), "-o", tmp.Name()), flags...)
+		// Every build has an overlay: the wasip1 platform layer's (internal/platform).
+		tc := gotool.Toolchain{Go: "go"}
+		var changed map[string][]string
+		{
+			if tc, err = toolchainFor(n.Dir); err != nil {
+				return "", fmt.Errorf("build node %q: %w", n.Name, err)
+			}
+			ov, modfile, ch, err := writeOverlay(n, tc.GOROOT, fallback)
+			if err != nil {
+				return "", err
+			}
+			changed = ch
+			args = append(args, "-overlay", ov)
+			if modfile != "" {
+				args = append(args, "-modfile", modfile)
+			}
+		}
+		args = append(args, pkg)
+		cmd := exec.CommandContext(ctx, tc.Go, args...)
+		cmd.Dir = n.Dir
+		cmd.Env = append(append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0"), tc.Env...)
+		out.Reset()
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		if err == nil {
+			break
+		}
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
 		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return "", &Error{Node: n.Name, Pkg: n.Pkg, Output: out.String()}
+		if !errors.As(err, &ee) {
+			return "", fmt.Errorf("build node %q: %w", n.Name, err)
 		}
-		return "", fmt.Errorf("build node %q: %w", n.Name, err)
+		more := false
+		for _, p := range failedPackages(out.String()) {
+			if _, ok := changed[p]; ok && !fallback[p] && attempt < maxFallbackRounds {
+				fallback[p] = true
+				more = true
+			}
+		}
+		if more {
+			builds.fallbacks.Add(1)
+			continue
+		}
+		e := &Error{Node: n.Name, Pkg: n.Pkg, Output: out.String()}
+		if deps, err := listDeps(n); err == nil {
+			main := ""
+			if gomod, err := goEnv(n.Dir, "GOMOD"); err == nil {
+				main = modulePath(gomod)
+			}
+			e.Hint = hint(e.Output, deps, main)
+		}
+		return "", e
 	}
 	data, err := os.ReadFile(tmp.Name())
 	if err != nil {
@@ -211,8 +244,30 @@ func Node(ctx context.Context, n Spec) (string, error) {
 	return dst, nil
 }
 
-// builds counts go build runs and skips in this process, for tests.
-var builds struct{ ran, skipped atomic.Int64 }
+// builds counts go build runs and skips in this process, and the builds tried again
+// with a package back on wasip1's files, for tests.
+var builds struct{ ran, skipped, fallbacks atomic.Int64 }
+
+// maxFallbackRounds bounds how often a build is tried again with packages back on
+// wasip1's files.
+const maxFallbackRounds = 8
+
+// Fallbacks returns how many builds in this process were tried again with a package
+// whose Linux files did not build back on wasip1's files.
+func Fallbacks() int64 { return builds.fallbacks.Load() }
+
+// failedPackages are the import paths the go command's output names in its "# pkg"
+// headers (a test variant "pkg [pkg.test]" as pkg).
+func failedPackages(output string) []string {
+	var out []string
+	for _, line := range strings.Split(output, "\n") {
+		if m := pkgHeader.FindStringSubmatch(line); m != nil {
+			p, _, _ := strings.Cut(m[1], " ")
+			out = append(out, p)
+		}
+	}
+	return out
+}
 
 // Counts returns how many node builds ran go build and how many were skipped because
 // their inputs were unchanged, in this process.
@@ -223,24 +278,24 @@ func Counts() (ran, skipped int64) { return builds.ran.Load(), builds.skipped.Lo
 // which an overlay may not replace, go to patched copies of their modules instead, and
 // modfile is then the -modfile that points the build at them. root is the GOROOT the
 // build runs with (toolchainFor).
-func writeOverlay(n Spec, root string) (ovPath, modfile string, err error) {
+func writeOverlay(n Spec, root string, fallback map[string]bool) (ovPath, modfile string, changed map[string][]string, err error) {
 	dir := filepath.Join(CacheDir(), "overlay", n.Name+"-"+shortHash(n.ConfigPath))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
 	replace := map[string]string{}
 	if n.NetOverlay {
 		ovPath, err := overlay.Write(filepath.Join(dir, "net"), root)
 		if err != nil {
-			return "", "", fmt.Errorf("build node %q: %w", n.Name, err)
+			return "", "", nil, fmt.Errorf("build node %q: %w", n.Name, err)
 		}
 		raw, err := os.ReadFile(ovPath)
 		if err != nil {
-			return "", "", err
+			return "", "", nil, err
 		}
 		var ov struct{ Replace map[string]string }
 		if err := json.Unmarshal(raw, &ov); err != nil {
-			return "", "", fmt.Errorf("net overlay: %w", err)
+			return "", "", nil, fmt.Errorf("net overlay: %w", err)
 		}
 		for k, v := range ov.Replace {
 			replace[k] = v
@@ -249,14 +304,14 @@ func writeOverlay(n Spec, root string) (ovPath, modfile string, err error) {
 	if n.Coverage != nil {
 		orig, repl, err := cover.WriteOverlayFile(filepath.Join(dir, "cover"), root)
 		if err != nil {
-			return "", "", err
+			return "", "", nil, err
 		}
 		replace[orig] = repl
 	}
 	if n.Interleave {
 		files, err := interleave.WriteOverlay(filepath.Join(dir, "interleave"), root, n.InterleaveFileOps)
 		if err != nil {
-			return "", "", fmt.Errorf("build node %q: %w", n.Name, err)
+			return "", "", nil, fmt.Errorf("build node %q: %w", n.Name, err)
 		}
 		for orig, repl := range files {
 			replace[orig] = repl
@@ -266,24 +321,42 @@ func writeOverlay(n Spec, root string) (ovPath, modfile string, err error) {
 	// the dependencies this build imports (internal/platform).
 	sysFiles, err := platform.WriteGOROOT(filepath.Join(dir, "platform"), root)
 	if err != nil {
-		return "", "", fmt.Errorf("build node %q: %w", n.Name, err)
+		return "", "", nil, fmt.Errorf("build node %q: %w", n.Name, err)
 	}
 	for k, v := range sysFiles {
 		replace[k] = v
 	}
 	deps, err := listDeps(n)
 	if err != nil {
-		return "", "", fmt.Errorf("build node %q: %w", n.Name, err)
+		return "", "", nil, fmt.Errorf("build node %q: %w", n.Name, err)
 	}
-	portFiles, err := platform.Files(deps, func(pkg string) (platform.Module, bool, error) { return listModule(n, pkg) })
+	// The Linux personality first: it may take files that import packages the wasip1
+	// build did not (internal/platform, linux.go).
+	pers, deps, err := personality(n, root, deps, fallback)
 	if err != nil {
-		return "", "", fmt.Errorf("build node %q: %w", n.Name, err)
+		return "", "", nil, fmt.Errorf("build node %q: %w", n.Name, err)
+	}
+	depMods := map[string]platform.Module{}
+	for _, d := range deps {
+		if !d.Standard {
+			depMods[d.ImportPath] = d.Module
+		}
+	}
+	portFiles, err := platform.Files(depMods, func(pkg string) (platform.Module, bool, error) { return listModule(n, pkg) })
+	if err != nil {
+		return "", "", nil, fmt.Errorf("build node %q: %w", n.Name, err)
+	}
+	for f, content := range pers.Files {
+		if _, both := portFiles[f]; both {
+			return "", "", nil, fmt.Errorf("build node %q: %s: both a port and the Linux personality change %s", n.Name, platform.Name, f)
+		}
+		portFiles[f] = content
 	}
 	modcache := ""
 	mods := map[string]*patchedModule{}
 	if len(n.Patches) > 0 || len(portFiles) > 0 {
 		if modcache, err = goEnv(n.Dir, "GOMODCACHE"); err != nil {
-			return "", "", err
+			return "", "", nil, err
 		}
 	}
 	// Entries apply in order: one that edits a file an earlier entry edited patches the
@@ -305,7 +378,7 @@ func writeOverlay(n Spec, root string) (ovPath, modfile string, err error) {
 		if i < 0 {
 			files = portFiles
 		} else if files, err = applyPatch(n, PatchPath(n.Dir, patch), patched, editedBy); err != nil {
-			return "", "", fmt.Errorf("node %q patches[%d] (%s): %w", n.Name, i, patch, err)
+			return "", "", nil, fmt.Errorf("node %q patches[%d] (%s): %w", n.Name, i, patch, err)
 		}
 		by := fmt.Sprintf("patches[%d] (%s)", i, patch)
 		if i < 0 {
@@ -319,7 +392,7 @@ func writeOverlay(n Spec, root string) (ovPath, modfile string, err error) {
 		}
 		inCache, err := splitModCache(modcache, files)
 		if err != nil {
-			return "", "", fmt.Errorf("node %q %s: %w", n.Name, by, err)
+			return "", "", nil, fmt.Errorf("node %q %s: %w", n.Name, by, err)
 		}
 		for d, m := range inCache {
 			if prev := mods[d]; prev != nil {
@@ -331,27 +404,81 @@ func writeOverlay(n Spec, root string) (ovPath, modfile string, err error) {
 			}
 		}
 		for orig, content := range files {
+			if platform.IsRemoved(content) {
+				replace[orig] = "" // the overlay's way to leave a file out
+				continue
+			}
 			p := filepath.Join(dir, "patched", shortHash(orig)+"-"+filepath.Base(orig))
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				return "", "", err
+				return "", "", nil, err
 			}
 			if err := os.WriteFile(p, content, 0o644); err != nil {
-				return "", "", err
+				return "", "", nil, err
 			}
 			replace[orig] = p
 		}
 	}
 	if len(mods) > 0 {
+		// A module the main go.mod replaces with another version of itself is replaced
+		// by its copy at the version the build list selects: a replace that names a
+		// version wins over one that does not.
+		for _, d := range deps {
+			if m := mods[d.Module.Dir]; m != nil && d.Module.Required != "" && d.Module.Required != m.version {
+				m.required = d.Module.Required
+			}
+		}
 		if modfile, err = writePatchedModules(n, dir, mods); err != nil {
-			return "", "", fmt.Errorf("node %q patches: %w", n.Name, err)
+			return "", "", nil, fmt.Errorf("node %q patches: %w", n.Name, err)
 		}
 	}
 	raw, err := json.MarshalIndent(struct{ Replace map[string]string }{replace}, "", "  ")
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
 	p := filepath.Join(dir, "overlay.json")
-	return p, modfile, os.WriteFile(p, raw, 0o644)
+	return p, modfile, pers.Changed, os.WriteFile(p, raw, 0o644)
+}
+
+// personality returns the Linux personality's files for a build whose packages are
+// deps, and deps with the packages those files import that the wasip1 build did not.
+func personality(n Spec, goroot string, deps []platform.Pkg, fallback map[string]bool) (*platform.PersonalityResult, []platform.Pkg, error) {
+	version, err := goEnv(n.Dir, "GOVERSION")
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx := platform.Context{Tags: n.Tags, GoVersion: version, GOROOT: goroot, Keep: fallback}
+	have := map[string]bool{}
+	for _, d := range deps {
+		have[d.ImportPath] = true
+	}
+	for round := 0; ; round++ {
+		res, err := platform.Personality(deps, ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		var missing []string
+		for _, imp := range res.Imports {
+			if !have[imp] {
+				missing = append(missing, imp)
+			}
+		}
+		if len(missing) == 0 || round > 20 {
+			return res, deps, nil
+		}
+		more, err := listPkgs(n, missing)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, p := range more {
+			if !have[p.ImportPath] && !p.Standard {
+				have[p.ImportPath] = true
+				deps = append(deps, p)
+			}
+		}
+		for _, imp := range missing {
+			have[imp] = true // even if the build cannot import it: the compiler says so
+		}
+	}
 }
 
 // toolchainFor is the toolchain that builds in dir, as `go env` there names it
@@ -362,6 +489,20 @@ func toolchainFor(dir string) (gotool.Toolchain, error) {
 		return gotool.Toolchain{}, err
 	}
 	return gotool.Resolve(env.vars["GOROOT"], env.vars["GOMODCACHE"], CacheDir())
+}
+
+// modulePath is the module path a go.mod declares ("" if it cannot be read).
+func modulePath(gomod string) string {
+	data, err := os.ReadFile(gomod)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
 }
 
 func shortHash(s string) string {

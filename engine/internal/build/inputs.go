@@ -39,8 +39,9 @@ import (
 //   - every file of the main module's tree, of each directory a go.mod replace points
 //     at, and of go.work and each of its use directories: by content, so that touching
 //     a file without changing it does not rebuild. Nested modules, directories whose
-//     names start with "." and _test.go files (which go build does not read) are left
-//     out, and files over largeFile are hashed by size and modification time instead.
+//     names start with "." and _test.go files (which go build does not read; but the
+//     main module's count for a test binary, go test -c) are left out, and files over
+//     largeFile are hashed by size and modification time instead.
 //
 // Dependencies in the module cache are immutable and named by go.mod and go.sum, which
 // are hashed. Editing the toolchain's GOROOT in place is not noticed.
@@ -134,8 +135,9 @@ func inputsKey(n Spec, args []string) (string, error) {
 		writeField(h, "patch "+p, data)
 	}
 	var roots []string
+	modDir := ""
 	if gomod := env.vars["GOMOD"]; gomod != "" && gomod != os.DevNull {
-		modDir := filepath.Dir(gomod)
+		modDir = filepath.Dir(gomod)
 		roots = append(roots, modDir)
 		dirs, err := localDirs(gomod, "replace")
 		if err != nil {
@@ -163,7 +165,9 @@ func inputsKey(n Spec, args []string) (string, error) {
 			continue
 		}
 		seen[r] = true
-		if err := hashTree(h, r); err != nil {
+		// A test binary reads the _test.go files of its package, which is in the main
+		// module.
+		if err := hashTree(h, r, n.Test && r == modDir); err != nil {
 			return "", err
 		}
 	}
@@ -245,8 +249,9 @@ func localDirs(file, verb string) ([]string, error) {
 // hashTree hashes the files of the module rooted at root: names, and contents (size
 // and modification time for files over largeFile). It does not descend into nested
 // modules (directories with their own go.mod) or directories whose names start with
-// ".". A missing root hashes as missing: go build then reports it.
-func hashTree(h hash.Hash, root string) error {
+// ".". _test.go files count only with tests (a test binary's build, go test -c). A
+// missing root hashes as missing: go build then reports it.
+func hashTree(h hash.Hash, root string, tests bool) error {
 	fmt.Fprintf(h, "tree %s\n", root)
 	st, err := os.Stat(root)
 	if err != nil {
@@ -281,8 +286,8 @@ func hashTree(h hash.Hash, root string) error {
 		case d.Type()&fs.ModeSymlink != 0:
 			target, _ := os.Readlink(p)
 			fmt.Fprintf(h, "link %s -> %s\n", rel, target)
-		case strings.HasSuffix(d.Name(), "_test.go"):
-			// go build never reads a test file.
+		case strings.HasSuffix(d.Name(), "_test.go") && !tests:
+			// go build never reads a test file (go test -c does).
 		case d.Type().IsRegular():
 			info, err := d.Info()
 			if err != nil {

@@ -1,6 +1,7 @@
 package build
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/seedfall/seedfall/engine/internal/platform"
 )
 
 // The go command refuses a build overlay that replaces a file beneath GOMODCACHE
@@ -22,8 +25,11 @@ import (
 // patchedModule is one module of the module cache with patched files.
 type patchedModule struct {
 	path, version string // module path and version (unescaped)
-	dir           string // its directory in the module cache
-	files         map[string][]byte
+	// required is the version the build list selects when the main go.mod replaces it
+	// with this one ("" when it is this one).
+	required string
+	dir      string // its directory in the module cache
+	files    map[string][]byte
 }
 
 // splitModCache moves the patched files that live beneath GOMODCACHE out of files
@@ -123,7 +129,20 @@ func writePatchedModules(n Spec, dir string, mods map[string]*patchedModule) (st
 			}
 			for _, n := range names {
 				p := filepath.Join(tmp, filepath.FromSlash(n))
-				if err := os.WriteFile(p, m.files[n], 0o644); err != nil {
+				if platform.IsRemoved(m.files[n]) {
+					if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+						os.RemoveAll(tmp)
+						return "", err
+					}
+					continue
+				}
+				// A file the Linux personality renamed names its original in a //line
+				// directive; in the copy, the original is the copy's.
+				content := m.files[n]
+				if rest, ok := bytes.CutPrefix(content, []byte("//line "+m.dir+string(filepath.Separator))); ok {
+					content = append([]byte("//line "+dst+string(filepath.Separator)), rest...)
+				}
+				if err := os.WriteFile(p, content, 0o644); err != nil {
 					os.RemoveAll(tmp)
 					return "", err
 				}
@@ -141,7 +160,11 @@ func writePatchedModules(n Spec, dir string, mods map[string]*patchedModule) (st
 				}
 			}
 		}
-		fmt.Fprintf(&replaces, "replace %s %s => %s\n", m.path, m.version, dst)
+		v := m.version
+		if m.required != "" {
+			v = m.required
+		}
+		fmt.Fprintf(&replaces, "replace %s %s => %s\n", m.path, v, dst)
 	}
 	content := append(append([]byte(nil), orig...), []byte("\n// added by seedfall for patches\n"+replaces.String())...)
 	modfile := filepath.Join(dir, "patched.mod")

@@ -194,28 +194,62 @@ func PatchedFiles(n Spec) (map[string][]byte, error) {
 	return patched, nil
 }
 
-// listModule returns the module of package pkg in the node's build, if the build can
-// import it at all.
-func listModule(n Spec, pkg string) (platform.Module, bool, error) {
-	cmd := exec.Command("go", "list", "-e", "-json=ImportPath,Module,Error", pkg)
+// listPkgs describes packages of the node's build and their dependencies for wasip1
+// (go list -e -deps -json), each
+// with the module it belongs to (after replace directives). A package the build cannot
+// import at all is left out.
+func listPkgs(n Spec, pkgs []string) ([]platform.Pkg, error) {
+	args := []string{"list", "-e", "-deps", "-json=ImportPath,Dir,Module,Standard,Error"}
+	if len(n.Tags) > 0 {
+		args = append(args, "-tags", strings.Join(n.Tags, ","))
+	}
+	cmd := exec.Command("go", append(args, pkgs...)...)
 	cmd.Dir = n.Dir
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return platform.Module{}, false, fmt.Errorf("go list %s: %v: %s", pkg, err, strings.TrimSpace(stderr.String()))
+		return nil, fmt.Errorf("go list %s: %v: %s", strings.Join(pkgs, " "), err, strings.TrimSpace(stderr.String()))
 	}
-	var p struct {
-		Module *listedModule
+	var list []platform.Pkg
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p listedPkg
+		if err := dec.Decode(&p); err != nil {
+			return nil, fmt.Errorf("go list: %w", err)
+		}
+		if p.Module == nil || p.Module.Dir == "" || p.Dir == "" {
+			if p.Standard && p.Dir != "" {
+				list = append(list, platform.Pkg{ImportPath: p.ImportPath, Dir: p.Dir, Standard: true})
+			}
+			continue
+		}
+		list = append(list, platform.Pkg{ImportPath: p.ImportPath, Dir: p.Dir, Module: p.Module.module()})
 	}
-	if err := json.Unmarshal(out, &p); err != nil {
-		return platform.Module{}, false, fmt.Errorf("go list %s: %w", pkg, err)
+	return list, nil
+}
+
+// listModule returns the module of package pkg in the node's build, if the build can
+// import it at all.
+func listModule(n Spec, pkg string) (platform.Module, bool, error) {
+	list, err := listPkgs(n, []string{pkg})
+	if err != nil {
+		return platform.Module{}, false, err
 	}
-	if p.Module == nil || p.Module.Dir == "" {
-		return platform.Module{}, false, nil
+	for _, p := range list {
+		if p.ImportPath == pkg && !p.Standard {
+			return p.Module, true, nil
+		}
 	}
-	return p.Module.module(), true, nil
+	return platform.Module{}, false, nil
+}
+
+type listedPkg struct {
+	ImportPath, Dir string
+	Standard        bool
+	ForTest         string
+	Module          *listedModule
 }
 
 // listedModule is a module as go list -json describes it.
@@ -226,22 +260,27 @@ type listedModule struct {
 
 // module is m after its replace directive.
 func (m *listedModule) module() platform.Module {
-	out := platform.Module{Path: m.Path, Version: m.Version, Dir: m.Dir}
+	out := platform.Module{Path: m.Path, Version: m.Version, Dir: m.Dir, Required: m.Version}
 	if r := m.Replace; r != nil {
 		out.Version, out.Dir = r.Version, r.Dir
 	}
 	return out
 }
 
-// listDeps returns the packages the node's main package imports, directly or not, for
-// wasip1, each with the module it belongs to (after replace directives): what the
-// platform layer's ports are chosen by. Packages of the standard library are left out.
-func listDeps(n Spec) (map[string]platform.Module, error) {
+// listDeps returns the packages the node's binary imports, directly or not, for wasip1,
+// each with the module it belongs to (after replace directives): what the platform
+// layer's ports and the Linux personality are chosen by. For a test binary (go test -c)
+// that is the test's imports too (go list -test), and the package under test builds its
+// _test.go files (Tests). Packages of the standard library are left out.
+func listDeps(n Spec) ([]platform.Pkg, error) {
 	pkg := n.Pkg
 	if !strings.HasPrefix(pkg, ".") && !strings.HasPrefix(pkg, "/") && !strings.Contains(pkg, ".") {
 		pkg = "./" + pkg
 	}
-	args := []string{"list", "-e", "-deps", "-json=ImportPath,Module,Standard"}
+	args := []string{"list", "-e", "-deps", "-json=ImportPath,Dir,Module,Standard,ForTest"}
+	if n.Test {
+		args = append(args, "-test")
+	}
 	if len(n.Tags) > 0 {
 		args = append(args, "-tags", strings.Join(n.Tags, ","))
 	}
@@ -254,21 +293,31 @@ func listDeps(n Spec) (map[string]platform.Module, error) {
 	if err != nil {
 		return nil, fmt.Errorf("go list -deps %s: %v: %s", pkg, err, strings.TrimSpace(stderr.String()))
 	}
-	deps := map[string]platform.Module{}
+	var deps []platform.Pkg
+	at := map[string]int{} // import path -> index in deps
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for dec.More() {
-		var p struct {
-			ImportPath string
-			Standard   bool
-			Module     *listedModule
-		}
+		var p listedPkg
 		if err := dec.Decode(&p); err != nil {
 			return nil, fmt.Errorf("go list -deps %s: %w", pkg, err)
 		}
-		if p.Standard || p.Module == nil {
+		if p.Standard || p.Module == nil || p.Dir == "" {
 			continue
 		}
-		deps[p.ImportPath] = p.Module.module()
+		// A test variant ("pkg [pkg.test]") is the package with its test files; the
+		// test main ("pkg.test") is generated.
+		path, _, _ := strings.Cut(p.ImportPath, " ")
+		if strings.HasSuffix(path, ".test") && p.ForTest == "" {
+			continue
+		}
+		tests := p.ForTest != "" && (path == p.ForTest || path == p.ForTest+"_test")
+		path = strings.TrimSuffix(path, "_test")
+		if i, ok := at[path]; ok {
+			deps[i].Tests = deps[i].Tests || tests
+			continue
+		}
+		at[path] = len(deps)
+		deps = append(deps, platform.Pkg{ImportPath: path, Dir: p.Dir, Module: p.Module.module(), Tests: tests})
 	}
 	return deps, nil
 }

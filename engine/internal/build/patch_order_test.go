@@ -31,7 +31,7 @@ func TestPatchesOfOneFileCompose(t *testing.T) {
 
 	spec := Spec{Dir: dir, ConfigPath: filepath.Join(dir, "seedfall.json"), Name: "server", Pkg: "./dep"}
 	spec.Patches = []string{"a.patch", "b.patch"}
-	ov, _, err := writeOverlay(spec, runtime.GOROOT())
+	ov, _, _, err := writeOverlay(spec, runtime.GOROOT(), nil)
 	if err != nil {
 		t.Fatalf("a.patch then b.patch: %v", err)
 	}
@@ -48,14 +48,14 @@ func TestPatchesOfOneFileCompose(t *testing.T) {
 	}
 
 	spec.Patches = []string{"a.patch", "c.patch"}
-	_, _, err = writeOverlay(spec, runtime.GOROOT())
+	_, _, _, err = writeOverlay(spec, runtime.GOROOT(), nil)
 	if err == nil || !strings.Contains(err.Error(), "patches[1] (c.patch)") || !strings.Contains(err.Error(), "patches[0] (a.patch)") {
 		t.Fatalf("c.patch over a.patch: %v, want an error naming both", err)
 	}
 	t.Log(err)
 	// Alone, c.patch applies: the refusal is about the order, not the patch.
 	spec.Patches = []string{"c.patch"}
-	if _, _, err := writeOverlay(spec, runtime.GOROOT()); err != nil {
+	if _, _, _, err := writeOverlay(spec, runtime.GOROOT(), nil); err != nil {
 		t.Fatalf("c.patch alone: %v", err)
 	}
 }
@@ -85,7 +85,7 @@ func TestPatchesOfOneModuleCacheFileCompose(t *testing.T) {
 	write(filepath.Join(dir, "b.patch"), "--- a/example.com/dep/dep.go\n+++ b/example.com/dep/dep.go\n@@ -3,3 +3,3 @@\n const A = 10\n \n-const B = 2\n+const B = 20\n")
 
 	spec := Spec{Dir: dir, ConfigPath: filepath.Join(dir, "seedfall.json"), Name: "server", Pkg: ".", Patches: []string{"a.patch", "b.patch"}}
-	_, modfile, err := writeOverlay(spec, runtime.GOROOT())
+	_, modfile, _, err := writeOverlay(spec, runtime.GOROOT(), nil)
 	if err != nil {
 		t.Fatalf("a.patch then b.patch: %v", err)
 	}

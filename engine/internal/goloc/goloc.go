@@ -231,7 +231,7 @@ func (t *Table) skipped(fr frame) bool {
 		return true
 	}
 	pkg := funcPackage(fr.fn)
-	if isStd(pkg) {
+	if isStd(pkg) || pkg == xsysUnix {
 		return true
 	}
 	for _, p := range t.skip {
@@ -243,12 +243,16 @@ func (t *Table) skipped(fr frame) bool {
 }
 
 // LayerFile reports whether file is one the wasip1 platform layer adds to a dependency
-// (golang.org/x/sys/unix's Msync, ...): seedfall's code, not the user's, so locations
-// name its caller (internal/platform).
+// (golang.org/x/sys/unix's system call entry points, ...): seedfall's code, not the
+// user's, so locations name its caller (internal/platform).
 func LayerFile(file string) bool {
 	base := path.Base(file)
-	return base == "seedfall_wasip1.go" || base == "seedfall_wasm.go"
+	return base == "seedfall_wasip1.go" || base == "seedfall_wasm.go" || base == "seedfall_personality.go"
 }
+
+// xsysUnix is golang.org/x/sys/unix, the system call layer of Linux code (as package
+// syscall is the standard library's): a location names the code that called it.
+const xsysUnix = "golang.org/x/sys/unix"
 
 // funcPackage returns the package path of a function name as the runtime prints it.
 func funcPackage(name string) string {

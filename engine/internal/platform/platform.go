@@ -97,6 +97,8 @@ func Fingerprint() string {
 	h.Write([]byte(srcedit.Fingerprint(syscallFiles)))
 	fmt.Fprintf(h, "\n%s %d\n", SyscallAdded, len(syscallFile))
 	h.Write(syscallFile)
+	fmt.Fprintf(h, "%s %d\n", PersonalityVersion, len(xsysPersonality))
+	h.Write(xsysPersonality)
 	for _, p := range Ports {
 		fmt.Fprintf(h, "port\x00%s\x00%s\x00%s\n", p.Module, p.Min, p.Below)
 		for _, a := range p.Add {

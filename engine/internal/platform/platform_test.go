@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/seedfall/seedfall/engine/internal/srcedit"
 )
 
 func TestCompare(t *testing.T) {
@@ -51,7 +53,42 @@ func fakeModule(t *testing.T, files map[string]string) string {
 
 func noResolve(pkg string) (Module, bool, error) { return Module{}, false, nil }
 
+// testPorts are ports of the shapes the layer has had (the Linux personality made every
+// one of them unneeded): files added by version range, an edit of a build constraint, a
+// port that imports a package another port ports. withPorts puts them in place of Ports
+// for one test.
+var testPorts = []Port{
+	{
+		Module: "golang.org/x/sys", Pkg: "golang.org/x/sys/unix", Min: "v0.0.0-0", Below: "v0.51.0",
+		Why: "test", Add: []Added{{Path: "unix/seedfall_wasip1.go", Text: []byte("package unix\n")}},
+	},
+	{
+		Module: "go.etcd.io/bbolt", Pkg: "go.etcd.io/bbolt/internal/common", Min: "v1.4.0", Below: "v1.6.0",
+		Why: "test", Add: []Added{{Path: "internal/common/seedfall_wasm.go", Text: []byte("package common\n\nconst MaxAllocSize = 0xFFFFFFF\n")}},
+	},
+	{
+		Module: "go.etcd.io/bbolt", Pkg: "go.etcd.io/bbolt", Min: "v1.3.5", Below: "v1.4.0",
+		Why: "test", Add: []Added{{Path: "seedfall_wasm.go", Text: []byte("package bbolt\n")}},
+	},
+	{
+		Module: "github.com/xujiajun/mmap-go", Pkg: "github.com/xujiajun/mmap-go", Min: "v1.0.0", Below: "v1.1.0",
+		Why: "test", Imports: []string{"golang.org/x/sys/unix"},
+		Edit: []srcedit.File{{Path: "mmap_unix.go", Edits: []srcedit.Edit{
+			buildLine("build constraint: add wasip1",
+				"// +build darwin dragonfly freebsd linux openbsd solaris netbsd",
+				"// +build darwin dragonfly freebsd linux openbsd solaris netbsd wasip1"),
+		}}},
+	},
+}
+
+func withPorts(t *testing.T) {
+	old := Ports
+	Ports = testPorts
+	t.Cleanup(func() { Ports = old })
+}
+
 func TestPortsByVersion(t *testing.T) {
+	withPorts(t)
 	dir := fakeModule(t, map[string]string{"internal/common/bolt_amd64.go": "package common\n"})
 	pkgs := map[string]Module{
 		"go.etcd.io/bbolt":                 {Path: "go.etcd.io/bbolt", Version: "v1.4.3", Dir: dir},
@@ -93,6 +130,7 @@ func TestPortsByVersion(t *testing.T) {
 }
 
 func TestPortEditsAndImports(t *testing.T) {
+	withPorts(t)
 	mmapDir := fakeModule(t, map[string]string{"mmap_unix.go": "// +build darwin dragonfly freebsd linux openbsd solaris netbsd\n\npackage mmap\n"})
 	sysDir := fakeModule(t, map[string]string{"unix/vgetrandom_unsupported.go": "package unix\n"})
 	pkgs := map[string]Module{"github.com/xujiajun/mmap-go": {Path: "github.com/xujiajun/mmap-go", Version: "v1.0.1", Dir: mmapDir}}

@@ -35,126 +35,22 @@ type Added struct {
 	Text []byte
 }
 
-//go:embed files/ports/xsys_unix_wasip1.go.txt
-var xsysUnix []byte
-
-//go:embed files/ports/bbolt_common_wasm.go.txt
-var bboltCommon []byte
-
-//go:embed files/ports/bbolt13_wasm.go.txt
-var bbolt13 []byte
-
-//go:embed files/ports/boltdb_wasm.go.txt
-var boltdb []byte
-
-//go:embed files/ports/logrus_terminal_wasip1.go.txt
-var logrusTerminal []byte
-
 // buildLine is an edit that adds wasip1 to a file's build constraint.
 func buildLine(what, old, new string) srcedit.Edit {
 	return srcedit.Replace(what, old+"\n", new+"\n")
 }
 
-// Ports are the dependencies the layer ports, listed in docs/overlay.md.
-var Ports = []Port{
-	{
-		Module: "golang.org/x/sys", Pkg: "golang.org/x/sys/unix", Min: "v0.0.0-0", Below: "v0.51.0",
-		Why: "package unix has almost no file for wasip1: Mmap, Munmap, Msync, Madvise, Mlock, Flock, Fdatasync, Fallocate and their constants are added over syscall's",
-		Add: []Added{{Path: "unix/seedfall_wasip1.go", Text: xsysUnix}},
-	},
-	{
-		Module: "go.etcd.io/bbolt", Pkg: "go.etcd.io/bbolt/internal/common", Min: "v1.4.0", Below: "v1.6.0",
-		Why: "no size-limit file for GOARCH=wasm (MaxMapSize, MaxAllocSize): 386's values are added",
-		Add: []Added{{Path: "internal/common/seedfall_wasm.go", Text: bboltCommon}},
-	},
-	{
-		Module: "go.etcd.io/bbolt", Pkg: "go.etcd.io/bbolt", Min: "v1.3.5", Below: "v1.4.0",
-		Why: "no size-limit file for GOARCH=wasm (maxMapSize, maxAllocSize): 386's values are added",
-		Add: []Added{{Path: "seedfall_wasm.go", Text: bbolt13}},
-	},
-	{
-		// bbolt's predecessor, archived at v1.3.1: hashicorp/raft-boltdb/v2 imports it
-		// to migrate v1 stores (MigrateToV2), so Consul's and Vault's raft stores build it.
-		Module: "github.com/boltdb/bolt", Pkg: "github.com/boltdb/bolt", Min: "v1.3.1", Below: "v1.3.2",
-		Why: "no size-limit file for GOARCH=wasm (maxMapSize, maxAllocSize, brokenUnaligned): 386's values are added",
-		Add: []Added{{Path: "seedfall_wasm.go", Text: boltdb}},
-	},
-	{
-		Module: "github.com/sirupsen/logrus", Pkg: "github.com/sirupsen/logrus", Min: "v1.4.0", Below: "v1.10.0",
-		Why: "no terminal check (isTerminal) for wasip1: a node's output is never a terminal",
-		Add: []Added{{Path: "seedfall_wasip1.go", Text: logrusTerminal}},
-	},
-	{
-		Module: "github.com/syndtr/goleveldb", Pkg: "github.com/syndtr/goleveldb/leveldb/storage", Min: "v1.0.0", Below: "v1.1.0",
-		Why: "file_storage_unix.go (flock, directory sync) leaves wasip1 out of its build constraint",
-		Edit: []srcedit.File{{Path: "leveldb/storage/file_storage_unix.go", Edits: []srcedit.Edit{
-			buildLine("build constraint: add wasip1",
-				"//go:build darwin || dragonfly || freebsd || linux || netbsd || openbsd",
-				"//go:build darwin || dragonfly || freebsd || linux || netbsd || openbsd || wasip1"),
-			buildLine("old build constraint: add wasip1",
-				"// +build darwin dragonfly freebsd linux netbsd openbsd",
-				"// +build darwin dragonfly freebsd linux netbsd openbsd wasip1"),
-		}}},
-	},
-	{
-		Module: "github.com/prometheus/prometheus", Pkg: "github.com/prometheus/prometheus/tsdb/fileutil", Min: "v0.40.0", Below: "v0.400.0",
-		Why: "flock_unix.go leaves wasip1 out of its build constraint, and there is no maxMapSize for GOARCH=wasm",
-		Edit: []srcedit.File{
-			{Path: "tsdb/fileutil/flock_unix.go", Edits: []srcedit.Edit{
-				buildLine("build constraint: add wasip1",
-					"//go:build darwin || dragonfly || freebsd || linux || netbsd || openbsd",
-					"//go:build darwin || dragonfly || freebsd || linux || netbsd || openbsd || wasip1"),
-			}},
-		},
-	},
-	{
-		Module: "github.com/dgraph-io/ristretto/v2", Pkg: "github.com/dgraph-io/ristretto/v2/z", Min: "v2.2.0", Below: "v2.3.0",
-		Why: "mmap_wasip1.go stubs mmap, munmap, madvise and msync out with ENOSYS (badger v4 maps its memtables and value log through them): mmap_unix.go, which calls x/sys/unix, is built for wasip1 instead",
-		Edit: []srcedit.File{
-			{Path: "z/mmap_unix.go", Edits: []srcedit.Edit{
-				buildLine("build constraint: add wasip1",
-					"//go:build !windows && !darwin && !plan9 && !linux && !wasip1 && !js",
-					"//go:build !windows && !darwin && !plan9 && !linux && !js"),
-				buildLine("old build constraint: add wasip1",
-					"// +build !windows,!darwin,!plan9,!linux,!wasip1,!js",
-					"// +build !windows,!darwin,!plan9,!linux,!js"),
-			}},
-			{Path: "z/mmap_wasip1.go", Edits: []srcedit.Edit{
-				buildLine("build constraint: leave the ENOSYS stubs out", "//go:build wasip1", "//go:build ignore"),
-			}},
-		},
-		Imports: []string{"golang.org/x/sys/unix"},
-	},
-	{
-		Module: "github.com/dgraph-io/badger/v4", Pkg: "github.com/dgraph-io/badger/v4/y", Min: "v4.9.0", Below: "v4.10.0",
-		Why: "file_dsync.go leaves wasip1 out, so a file badger opens for synchronous writes (KEYREGISTRY, the manifest's rewrite) is opened without O_DSYNC and a crash loses what Linux keeps",
-		Edit: []srcedit.File{
-			{Path: "y/file_dsync.go", Edits: []srcedit.Edit{
-				buildLine("build constraint: add wasip1",
-					"//go:build !dragonfly && !freebsd && !windows && !plan9 && !js && !wasip1",
-					"//go:build !dragonfly && !freebsd && !windows && !plan9 && !js"),
-				buildLine("old build constraint: add wasip1",
-					"// +build !dragonfly,!freebsd,!windows,!plan9,!js,!wasip1",
-					"// +build !dragonfly,!freebsd,!windows,!plan9,!js"),
-			}},
-		},
-		Imports: []string{"golang.org/x/sys/unix"},
-	},
-	{
-		Module: "github.com/xujiajun/mmap-go", Pkg: "github.com/xujiajun/mmap-go", Min: "v1.0.0", Below: "v1.1.0",
-		Why:     "mmap_unix.go leaves wasip1 out of its build constraint",
-		Imports: []string{"golang.org/x/sys/unix"},
-		Edit: []srcedit.File{{Path: "mmap_unix.go", Edits: []srcedit.Edit{
-			buildLine("build constraint: add wasip1",
-				"// +build darwin dragonfly freebsd linux openbsd solaris netbsd",
-				"// +build darwin dragonfly freebsd linux openbsd solaris netbsd wasip1"),
-		}}},
-	},
-}
+// Ports are the dependencies the layer ports, listed in docs/overlay.md: what the Linux
+// personality (linux.go) cannot do for them. None is needed now; the mechanism stays
+// for a library whose Linux files the simulator cannot serve.
+var Ports = []Port{}
 
 // Module is a module a build uses, as `go list -m -json` describes it.
 type Module struct {
 	Path, Version, Dir string
+	// Required is the version the build list selects, before a replace directive that
+	// names another version of the module (Version is the replacement's).
+	Required string
 }
 
 // PortError is a build that imports a ported package of a module at a version the port

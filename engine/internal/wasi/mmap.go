@@ -73,7 +73,16 @@ func mmapFuncs() []wasiFunc {
 		{name: "mmap", params: params(i32, i64, i32, i32, i32, i32), fn: hostMmap},
 		{name: "msync", params: params(i32, i32, i32), fn: hostMsync},
 		{name: "munmap", params: params(i32, i32), fn: hostMunmap},
+		{name: "unsupported", params: params(i32, i32), fn: hostUnsupported},
 	}
+}
+
+// hostUnsupported traces a Linux call that the guest's Linux personality answered with
+// ENOSYS because the simulator does not implement it (the text names the call and its
+// caller). It costs no virtual time and changes nothing else.
+func hostUnsupported(h *Process, m api.Memory, s []uint64) uint32 {
+	h.p.Tracef("unsupported Linux call: %s: ENOSYS", readString(m, u32(s, 0), u32(s, 1)))
+	return 0
 }
 
 // ---- flock ----
