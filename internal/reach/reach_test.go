@@ -54,7 +54,7 @@ var corpus = []entry{
 	{dir: "ristretto-v0_1_1", module: "github.com/dgraph-io/ristretto", version: "v0.1.1", compact: true},
 	{dir: "ristretto-v2_2_0", module: "github.com/dgraph-io/ristretto/v2", version: "v2.2.0"},
 	{dir: "ristretto-v2_4_2", module: "github.com/dgraph-io/ristretto/v2", version: "v2.4.2"},
-	{dir: "pebble-v1_1_5", module: "github.com/cockroachdb/pebble", version: "v1.1.5", compact: true},
+	{dir: "pebble-v1_1_5", module: "github.com/cockroachdb/pebble", version: "v1.1.5"},
 	{dir: "pebble-v2_1_7", module: "github.com/cockroachdb/pebble/v2", version: "v2.1.7"},
 	{dir: "goleveldb-v1_0_0", module: "github.com/syndtr/goleveldb", version: "v1.0.0", known: "manifest corrupted"},
 	{dir: "goleveldb-2022", module: "github.com/syndtr/goleveldb", version: "v1.0.1-0.20220721030215-126854af5e6d"},

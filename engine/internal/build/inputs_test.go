@@ -167,3 +167,33 @@ func TestInputsKeyOverlays(t *testing.T) {
 		t.Fatalf("one spec, two keys: %s %s", a, b)
 	}
 }
+
+// TestInputsKeyTestFiles: a test binary (go test -c) reads its module's _test.go files,
+// so editing one changes its key; a node's build does not, so its key stays.
+func TestInputsKeyTestFiles(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module m\n\ngo 1.21\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "p.go"), []byte("package p\n"), 0o644)
+	test := filepath.Join(dir, "p_test.go")
+	os.WriteFile(test, []byte("package p\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) {}\n"), 0o644)
+	keys := func() (node, bin string) {
+		n, err := inputsKey(Spec{Dir: dir, Name: "n", Pkg: "."}, []string{"."})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := inputsKey(Spec{Dir: dir, Name: "n", Pkg: ".", Test: true}, []string{"."})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n, b
+	}
+	n1, b1 := keys()
+	os.WriteFile(test, []byte("package p\n\nimport \"testing\"\n\nfunc TestB(t *testing.T) {}\n"), 0o644)
+	n2, b2 := keys()
+	if b1 == b2 {
+		t.Error("the test binary's key did not change with its _test.go file")
+	}
+	if n1 != n2 {
+		t.Error("a node's key changed with a _test.go file it does not read")
+	}
+}
