@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // The Linux personality: code outside the standard library is built for the simulator
@@ -261,7 +260,6 @@ type goFile struct {
 	archTaken string
 }
 
-var parseCache sync.Map // path -> *goFile (module cache files never change)
 
 func readGoFile(dir, name string) (*goFile, error) {
 	path := filepath.Join(dir, name)
