@@ -791,8 +791,11 @@ func bodyFor(fd *ast.FuncDecl) (string, bool) {
 			return "{ " + call + " }", true
 		}
 	}
-	// Every result its zero value, and an error result ENOSYS.
+	// Every result its zero value, and an error result ENOSYS after the trace line. A
+	// function with no error result (vgetrandom's "supported" is false) answers as a
+	// kernel without the feature does, with no trace line.
 	var vals []string
+	errResult := false
 	if fd.Type.Results != nil {
 		for _, r := range fd.Type.Results.List {
 			n := len(r.Names)
@@ -803,6 +806,7 @@ func bodyFor(fd *ast.FuncDecl) (string, bool) {
 			switch exprString(r.Type) {
 			case "error", "Errno", "syscall.Errno":
 				v = "ENOSYS"
+				errResult = true
 			}
 			for i := 0; i < n; i++ {
 				vals = append(vals, v)
@@ -812,6 +816,9 @@ func bodyFor(fd *ast.FuncDecl) (string, bool) {
 	ret := "return"
 	if len(vals) > 0 {
 		ret += " " + strings.Join(vals, ", ")
+	}
+	if !errResult {
+		return "{ " + ret + " }", false
 	}
 	return fmt.Sprintf("{ seedfallUnsupported(%q); %s }", fd.Name.Name, ret), false
 }
