@@ -260,7 +260,6 @@ type goFile struct {
 	archTaken string
 }
 
-
 func readGoFile(dir, name string) (*goFile, error) {
 	path := filepath.Join(dir, name)
 	data, err := os.ReadFile(path)
