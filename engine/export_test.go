@@ -11,3 +11,10 @@ func SetCPUClock(f func() (time.Duration, bool)) (restore func()) {
 
 // SignatureKey is the text behind Signature, for tests' messages.
 var SignatureKey = signatureKey
+
+// SetProgressTick sets how often RunOptions.Progress is called until restore is called.
+func SetProgressTick(d time.Duration) (restore func()) {
+	old := progressTick
+	progressTick = d
+	return func() { progressTick = old }
+}

@@ -259,6 +259,18 @@ type RunOptions struct {
 	// under way when the guest began to spin can never finish, and an allocation may
 	// then block for good. A worker process uses it to answer even so.
 	OnWatchdog func() `json:"-"`
+	// Progress, when set, is called about once a second of wall-clock time from another
+	// goroutine while the run goes on, with how far it got (a long preflight or replay
+	// shows it on a terminal). It only reads: the run, its trace and its result are the
+	// same without it.
+	Progress func(RunProgress) `json:"-"`
+}
+
+// RunProgress is how far a run in progress got.
+type RunProgress struct {
+	Elapsed   time.Duration // wall-clock time since the run started
+	VirtualNS int64         // the virtual clock
+	Steps     int64         // the scheduler's steps so far (events fired, hand-overs)
 }
 
 // Run runs one seed.
@@ -282,7 +294,7 @@ func (s *Sim) run(ctx context.Context, seed uint64, opt RunOptions, prof *profil
 		plan: opt.Plan, keepTrace: opt.Trace || opt.Check, mutation: opt.Mutation,
 		reseedAt: opt.ReseedAt, futureSeed: opt.FutureSeed,
 		wallBudget: time.Duration(s.cfg.Watchdog), traceHook: opt.TraceHook,
-		prof: prof, onWatchdog: opt.OnWatchdog,
+		prof: prof, onWatchdog: opt.OnWatchdog, progress: opt.Progress,
 	}
 	w := newWorld(s, seed, ro)
 	w.outDir = opt.OutDir

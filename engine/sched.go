@@ -67,8 +67,12 @@ func (w *world) run(ctx context.Context) *Result {
 		wallDeadline = w.watch(w.opt.wallBudget)
 		defer w.stopWatch()
 	}
+	if w.opt.progress != nil {
+		defer w.reportProgress()()
+	}
 	for !w.done {
 		w.steps.Add(1)
+		w.nowSeen.Store(w.now)
 		if ctx.Err() != nil {
 			w.verdict = VerdictError
 			w.failure = &Failure{Kind: KindCanceled, Reason: "run canceled: " + ctx.Err().Error(), AtNS: w.now}
@@ -82,6 +86,12 @@ func (w *world) run(ctx context.Context) *Result {
 			e := heap.Pop(&w.events).(*event)
 			e.fn()
 			continue
+		}
+		// A guest that never blocks (it polls the clock, or yields in a loop) keeps
+		// something runnable forever: the horizon must end the run all the same.
+		if w.now > horizon {
+			w.reachHorizon("horizon reached")
+			break
 		}
 		if inc := w.pickRunnable(); inc != nil {
 			if !w.switchTo(inc, wallDeadline) {
@@ -104,14 +114,11 @@ func (w *world) run(ctx context.Context) *Result {
 		at, ok := w.events.peekAt()
 		if !ok || at > horizon {
 			w.now = max(w.now, horizon)
-			w.verdict = VerdictHorizon
 			if !ok {
-				w.tracef("world", "nothing left to run and no timer pending: horizon")
+				w.reachHorizon("nothing left to run and no timer pending: horizon")
 			} else {
-				w.tracef("world", "horizon reached")
+				w.reachHorizon("horizon reached")
 			}
-			w.failStopAtHorizon()
-			w.livenessAtHorizon()
 			break
 		}
 		w.now = at
@@ -120,6 +127,38 @@ func (w *world) run(ctx context.Context) *Result {
 		w.shutdown()
 	}
 	return w.result()
+}
+
+// progressTick is how often Progress is called (a variable for tests).
+var progressTick = time.Second
+
+// reportProgress calls the run's Progress about once a second from its own goroutine
+// until the returned function is called. It reads the loop's atomics only.
+func (w *world) reportProgress() (stop func()) {
+	done := make(chan struct{})
+	start := time.Now()
+	go func() {
+		t := time.NewTicker(progressTick)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				w.opt.progress(RunProgress{Elapsed: now.Sub(start), VirtualNS: w.nowSeen.Load(), Steps: w.steps.Load()})
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// reachHorizon ends the run at the horizon: fail-stop nodes and liveness decide whether
+// reaching it is a failure.
+func (w *world) reachHorizon(why string) {
+	w.verdict = VerdictHorizon
+	w.tracef("world", "%s", why)
+	w.failStopAtHorizon()
+	w.livenessAtHorizon()
 }
 
 // pickRunnable draws the next node to run from the runnable set (skipping paused ones).

@@ -31,6 +31,7 @@ type runOptions struct {
 	traceHook  func(line string) // replay streaming
 	prof       *profiler         // nil: no profile (profile.go)
 	onWatchdog func()            // RunOptions.OnWatchdog
+	progress   func(RunProgress) // RunOptions.Progress
 	probe      *crashProbe       // seedfall crashes: record crash points (crashstates.go)
 }
 
@@ -83,6 +84,7 @@ type world struct {
 	// steps counts the world loop's iterations (events fired, switches), for the
 	// watchdog's monitor; stuck says what it found when it closed stuckCh.
 	steps     atomic.Int64
+	nowSeen   atomic.Int64 // the virtual clock as the world loop last saw it, for Progress
 	stuck     string
 	stopWatch func()
 	wallStart time.Time

@@ -146,13 +146,16 @@ func loadAndPrepareFrom(ctx context.Context, path, upgradeFrom string, stderr io
 		fmt.Fprintf(stderr, "seedfall: %v\n", err)
 		return nil, exitUsage
 	}
-	if !quiet || os.Getenv("SEEDFALL_TIMINGS") == "1" {
+	if !quiet || timings() {
 		ran, skipped := engineapi.BuildCounts()
 		fmt.Fprintf(stderr, "built in %.2fs (%d go build, %d unchanged), compiled in %.2fs (images %.2fs, wazero %.2fs, source locations %.2fs)\n",
 			s.BuildTime.Seconds(), ran, skipped, s.CompileTime.Seconds(), s.ImageTime.Seconds(), s.WazeroTime.Seconds(), s.LocTime.Seconds())
 	}
 	return s, 0
 }
+
+// timings reports whether SEEDFALL_TIMINGS=1 asks for every phase's time on stderr.
+func timings() bool { return os.Getenv("SEEDFALL_TIMINGS") == "1" }
 
 // printFailure prints one failing result: seed, faults before the failure, reason.
 // extra is appended to its replay command (" -faults plan.json" when the run replayed a

@@ -65,6 +65,11 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	opt := engine.RunOptions{Plan: plan, Trace: true, Check: *check, Mutation: *mutation}
 	if !*jsonOut && !*quiet {
 		opt.TraceHook = func(l string) { fmt.Fprintln(stdout, l) }
+	} else {
+		// No trace streams by: say how far the run got while it is long.
+		var done func()
+		opt.Progress, done = runProgress(stderr, fmt.Sprintf("seed %d", *seed))
+		defer done()
 	}
 	var profFile *os.File
 	var profBuf *bufio.Writer

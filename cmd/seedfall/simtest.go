@@ -2,15 +2,22 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/cli"
 	"github.com/seedfall/seedfall/internal/simtestcfg"
 )
 
@@ -59,10 +66,14 @@ func cmdTest(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if !*quiet {
 			progress = func(s string) { fmt.Fprintln(stderr, s) }
 		}
+		start := time.Now()
 		d, err := simtestcfg.Derive(ctx, p, progress)
 		if err != nil {
 			fmt.Fprintf(stderr, "seedfall test: %v\n", err)
 			return exitUsage
+		}
+		if timings() {
+			fmt.Fprintf(stderr, "%s: test binary built and described in %.2fs\n", p.Pkg, time.Since(start).Seconds())
 		}
 		derived = append(derived, d...)
 	}
@@ -71,7 +82,11 @@ func cmdTest(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if !*jsonOut {
 			fmt.Fprintf(stdout, "=== %s (%s)\n", d.Ref.Name, d.Ref.Pkg)
 		}
-		if code := preflight(ctx, d, stderr); code != 0 {
+		var progress func(string)
+		if !*quiet {
+			progress = func(s string) { fmt.Fprintln(stderr, s) }
+		}
+		if code := preflight(ctx, d, progress, timings(), stderr); code != 0 {
 			return code
 		}
 		var code int
@@ -131,7 +146,7 @@ const preflightTail = 60
 // preflight runs the test once with no faults: a node that exits on its own then (it
 // panics at start, its store does not open on an empty disk) is the test's mistake, not
 // a finding, and is refused with exit 2 before any seed runs.
-func preflight(ctx context.Context, d simtestcfg.Derived, stderr io.Writer) int {
+func preflight(ctx context.Context, d simtestcfg.Derived, progress func(string), timings bool, stderr io.Writer) int {
 	cfg, err := engine.LoadConfig(d.Path)
 	if err != nil {
 		fmt.Fprintf(stderr, "seedfall test: %v\n", err)
@@ -143,7 +158,35 @@ func preflight(ctx context.Context, d simtestcfg.Derived, stderr io.Writer) int 
 		return exitUsage
 	}
 	defer s.Close()
-	r := s.Run(ctx, 1, engine.RunOptions{Plan: &engine.FaultPlan{}, Trace: true})
+	if timings {
+		fmt.Fprintf(stderr, "preflight: built in %.2fs, compiled in %.2fs\n", s.BuildTime.Seconds(), s.CompileTime.Seconds())
+	}
+	// A test whose preflight passed with this very build (its config, every node's wasm,
+	// seedfall and Go) is not run again: a -seed replay, a second sweep, shrink and
+	// cause start at once.
+	key, err := preflightKey(d.Path, s)
+	if err != nil {
+		fmt.Fprintf(stderr, "seedfall test: %v\n", err)
+		return exitUsage
+	}
+	marker := d.Path + ".preflight"
+	if old, err := os.ReadFile(marker); err == nil && string(old) == key {
+		if timings {
+			fmt.Fprintf(stderr, "preflight: passed before with this build (%s), not run again\n", marker)
+		}
+		return 0
+	}
+	start := time.Now()
+	if progress != nil {
+		progress("preflight: one fault-free run of " + d.Ref.Name)
+	}
+	report, done := runProgress(stderr, "preflight of "+d.Ref.Name)
+	r := s.Run(ctx, 1, engine.RunOptions{Plan: &engine.FaultPlan{}, Trace: true, Progress: report})
+	done()
+	if timings {
+		fmt.Fprintf(stderr, "preflight: %.2fs for %s of virtual time (%d host calls, %d switches)\n",
+			time.Since(start).Seconds(), time.Duration(r.EndNS), r.Stats.HostCalls, r.Stats.Switches)
+	}
 	if r.Failure != nil && (r.Failure.Kind == engine.KindNodeExit || strings.HasPrefix(r.Failure.Reason, "simtest: ")) {
 		fmt.Fprintf(stderr, "seedfall test: %s: fails with no faults injected, so the test itself is wrong: %s\n  (go test %s -run '^%s$' runs it natively)\n",
 			d.Ref.Name, r.Failure.Reason, d.Ref.Pkg, d.Ref.Name)
@@ -162,7 +205,71 @@ func preflight(ctx context.Context, d simtestcfg.Derived, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "seedfall test: %s: %s\n", d.Ref.Name, r.Error)
 		return exitUsage
 	}
+	if err := os.WriteFile(marker, []byte(key), 0o644); err != nil {
+		fmt.Fprintf(stderr, "seedfall test: %v\n", err)
+		return exitUsage
+	}
 	return 0
+}
+
+// runProgress returns a RunOptions.Progress that shows on w how far a long run got,
+// once it has taken more than progressAfter: redrawn in place on a terminal, a line
+// every progressEvery otherwise. done ends the line it drew.
+func runProgress(w io.Writer, what string) (report func(engine.RunProgress), done func()) {
+	tty := cli.IsTerminal(w)
+	var mu sync.Mutex
+	drawn, printed := false, false
+	var last time.Duration
+	report = func(p engine.RunProgress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if p.Elapsed < progressAfter || (!tty && printed && p.Elapsed-last < progressEvery) {
+			return
+		}
+		last, printed = p.Elapsed, true
+		line := fmt.Sprintf("%s: %s of wall time, virtual time %s", what, p.Elapsed.Round(time.Second), time.Duration(p.VirtualNS).Round(time.Millisecond))
+		if tty {
+			fmt.Fprintf(w, "\r\033[K%s", line)
+			drawn = true
+		} else {
+			fmt.Fprintln(w, line)
+		}
+	}
+	done = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if drawn {
+			fmt.Fprintln(w)
+			drawn = false
+		}
+	}
+	return report, done
+}
+
+// progressAfter is how long a run goes before its progress shows; progressEvery is
+// how often a line is printed where it cannot be redrawn (a log, CI).
+var progressAfter, progressEvery = 3 * time.Second, 10 * time.Second
+
+// preflightKey names what a preflight's verdict depends on: the test's config and the
+// Sim's build (seedfall's version, the Go toolchain, every node's wasm).
+func preflightKey(cfgPath string, s *engine.Sim) (string, error) {
+	data, err := os.ReadFile(cfgPath)
+	if err != nil {
+		return "", err
+	}
+	p := s.Provenance("")
+	build, err := json.Marshal(struct {
+		Seedfall, Go string
+		Wasm         map[string]string
+	}{p.Seedfall, p.Go, p.Wasm})
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%d\n", len(data))
+	h.Write(data)
+	h.Write(build)
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // testFlags are -test and -run of the commands that take a simulation test where they

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/internal/cachedir"
 )
 
 // bad holds simulation tests that are wrong on purpose, and one that is right.
@@ -56,6 +59,45 @@ func TestSimtestPasses(t *testing.T) {
 	}
 }
 
+// TestSimtestPreflightKept: the fault-free preflight runs once per test and build; a
+// -seed replay after it, with the same build, starts at once. A marker that does not
+// match the build (another config, node, seedfall or Go) runs it again.
+func TestSimtestPreflightKept(t *testing.T) {
+	t.Setenv("SEEDFALL_TIMINGS", "1")
+	args := []string{"test", badTests, "-run", "^TestPings$", "-seed", "3", "-q"}
+	ran := func(stderr string) bool {
+		return strings.Contains(stderr, "preflight: ") && strings.Contains(stderr, " of virtual time (")
+	}
+	kept := func(stderr string) bool { return strings.Contains(stderr, "preflight: passed before with this build") }
+	code, stdout, stderr := runCLI(t, args...)
+	if code != exitPass {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// The first run of this test binary may or may not have met a marker (another test
+	// of the package ran the preflight already); the second must.
+	code, stdout, stderr = runCLI(t, args...)
+	if code != exitPass || ran(stderr) || !kept(stderr) {
+		t.Fatalf("second replay: exit %d, the preflight ran again or said nothing:\n%s\n%s", code, stdout, stderr)
+	}
+	// A marker of another build: the preflight runs, and the marker is renewed.
+	markers, _ := filepath.Glob(filepath.Join(cachedir.Dir(), "simtest", "*", "TestPings.json.preflight"))
+	if len(markers) == 0 {
+		t.Fatal("no preflight marker in the cache")
+	}
+	for _, m := range markers {
+		if err := os.WriteFile(m, []byte("another build"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, stderr = runCLI(t, args...)
+	if code != exitPass || !ran(stderr) || kept(stderr) {
+		t.Fatalf("after the build changed: exit %d, the preflight did not run:\n%s\n%s", code, stdout, stderr)
+	}
+	if code, _, stderr = runCLI(t, args...); code != exitPass || !kept(stderr) {
+		t.Fatalf("the marker was not renewed: exit %d\n%s", code, stderr)
+	}
+}
+
 // TestCISimulationTest: the Action's inputs test and run sweep a simulation test in
 // place of a config; the report and the annotations name the test's replay command.
 func TestCISimulationTest(t *testing.T) {
@@ -80,5 +122,22 @@ func TestCISimulationTest(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("ci %q: exit %d, stderr:\n%s\nwant exit 2 and %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// TestRunProgressLines: a long run's progress shows after progressAfter, then, where
+// it cannot be redrawn, one line per progressEvery; a short run prints nothing.
+func TestRunProgressLines(t *testing.T) {
+	var b strings.Builder
+	report, done := runProgress(&b, "preflight of TestX")
+	for _, s := range []int{1, 2, 4, 8, 13, 15, 24, 25} {
+		report(engine.RunProgress{Elapsed: time.Duration(s) * time.Second, VirtualNS: int64(s) * 1e8})
+	}
+	done()
+	want := "preflight of TestX: 4s of wall time, virtual time 400ms\n" +
+		"preflight of TestX: 15s of wall time, virtual time 1.5s\n" +
+		"preflight of TestX: 25s of wall time, virtual time 2.5s\n"
+	if b.String() != want {
+		t.Errorf("progress:\n%s\nwant:\n%s", b.String(), want)
 	}
 }

@@ -168,9 +168,9 @@ func TestPortEditsAndImports(t *testing.T) {
 	}
 }
 
-// TestWriteGOROOT: the syscall overlay of the go command's toolchain (.ci/run runs it with
-// go1.26 and go1.27): the
-// added file, and syscall_wasip1.go's Syscall edited.
+// TestWriteGOROOT: the GOROOT part of the layer for the go command's toolchain (.ci/run
+// runs it with go1.26 and go1.27): the added files, syscall_wasip1.go's Syscall and
+// signal_unix.go's loop edited.
 func TestWriteGOROOT(t *testing.T) {
 	goroot := goroot()
 	if goroot == "" {
@@ -181,10 +181,17 @@ func TestWriteGOROOT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep) != 2 {
-		t.Fatalf("overlay entries %v, want the added file and syscall_wasip1.go", rep)
+	if len(rep) != 4 {
+		t.Fatalf("overlay entries %v, want the added files and syscall_wasip1.go, signal_unix.go", rep)
 	}
-	data, err := os.ReadFile(rep[filepath.Join(goroot, "src", "syscall", "syscall_wasip1.go")])
+	data, err := os.ReadFile(rep[filepath.Join(goroot, "src", "os", "signal", "signal_unix.go")])
+	if err != nil || !strings.Contains(string(data), "\tseedfallWait()\n") {
+		t.Errorf("signal_unix.go not edited (%v)", err)
+	}
+	if _, err := os.Stat(rep[filepath.Join(goroot, "src", "os", "signal", SignalAdded)]); err != nil {
+		t.Errorf("os/signal's added file: %v", err)
+	}
+	data, err = os.ReadFile(rep[filepath.Join(goroot, "src", "syscall", "syscall_wasip1.go")])
 	if err != nil || !strings.Contains(string(data), "seedfallSyscall(trap, a1, a2, a3); ok {") {
 		t.Errorf("syscall_wasip1.go not edited (%v)", err)
 	}

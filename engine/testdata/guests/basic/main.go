@@ -15,6 +15,7 @@ import (
 	"io"
 	mrand "math/rand/v2"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -161,6 +162,14 @@ func main() {
 		must(err)
 		fmt.Println("computing")
 		fmt.Println("computed", compute(n) != 0)
+	case "signal-echo":
+		// signal-echo [n] [yield]: signal.Notify, as servers and lotusdb do, then n echo
+		// round trips 100ms apart over a socket of its own. With "yield", a goroutine
+		// also waits the way wasip1's runtime waits for a signal (sched_yield and
+		// Gosched in a loop): the spinner the platform layer's os/signal edit removes.
+		n, err := strconv.Atoi(arg(0, "20"))
+		must(err)
+		signalEcho(n, arg(1, "") == "yield")
 	case "spin":
 		// spin [seed]: spin without host calls when the run's seed is that seed ("all":
 		// on every seed).
@@ -460,4 +469,48 @@ func yield() {
 	<-done
 	<-done
 	fmt.Printf("gosched ping-pong %d %d\n", n[0], n[1])
+}
+
+// signalEcho: see mode signal-echo.
+func signalEcho(n int, yieldLoop bool) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	if yieldLoop {
+		go func() {
+			for {
+				schedYield()
+				runtime.Gosched()
+			}
+		}()
+	}
+	ln, err := sim.Listen("tcp", ":7")
+	must(err)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				io.Copy(c, c)
+				c.Close()
+			}()
+		}
+	}()
+	c, err := sim.Dial("tcp", "localhost:7")
+	must(err)
+	buf := make([]byte, 8)
+	for i := range n {
+		time.Sleep(100 * time.Millisecond)
+		msg := fmt.Sprintf("m%03d", i)
+		_, err := c.Write([]byte(msg))
+		must(err)
+		c.SetReadDeadline(time.Now().Add(time.Second))
+		k, err := io.ReadAtLeast(c, buf, len(msg))
+		if err != nil || string(buf[:k]) != msg {
+			fmt.Printf("round trip %d: got %q, %v\n", i, buf[:k], err)
+			os.Exit(1)
+		}
+	}
+	fmt.Printf("%d round trips\n", n)
 }
