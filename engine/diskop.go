@@ -82,6 +82,13 @@ func (inc *incarnation) CrashNow(op wasi.DiskOp, partial string) {
 		// line. A crash that never fires adds no line, so a seed whose mid-op crashes
 		// all stay unfired traces as with next_op.
 		armed = fmt.Sprintf(" [armed at %s, %d ops before]", formatDuration(f.ArmedNS), f.SkipOps)
+		if f.AtNS < f.ArmedNS {
+			// A plan pins the crash to its op, and on another build (or with other
+			// faults) the op comes before the moment the recording run armed it: say so,
+			// rather than a time after the one the line is traced at.
+			armed = fmt.Sprintf(" [pinned to this op by the plan; armed at %s, %d ops before, in the run the plan was saved from]",
+				formatDuration(f.ArmedNS), f.SkipOps)
+		}
 	}
 	f.Build = inc.w.restartBuild(n, f)
 	n.crashNextOp, n.crashSkip = false, 0

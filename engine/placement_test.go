@@ -200,3 +200,38 @@ func TestSavedPlansReplayUnderEitherPlacement(t *testing.T) {
 	}
 	t.Fatal("no seed of 1-40 fired a spread crash that let ops pass")
 }
+
+// TestArmedLabelAfterReplay: a fired spread crash says where it was armed; replayed from
+// its plan on a build where its op comes before that moment (here: the plan's armed
+// time moved past it, as another build's earlier op would leave it), the line says the
+// plan pinned it, never a time after the one it is traced at.
+func TestArmedLabelAfterReplay(t *testing.T) {
+	s := ftSim(t, placementConfig(engine.PlacementSpread, false))
+	for seed := uint64(1); seed <= 50; seed++ {
+		r := s.Run(context.Background(), seed, engine.RunOptions{Trace: true})
+		i := slices.IndexFunc(r.Faults, func(f engine.Fault) bool { return f.SkipOps > 0 && f.ArmedNS > 0 && f.DiskOp > 0 })
+		if i < 0 {
+			continue
+		}
+		f := r.Faults[i]
+		line, _ := traceLine(r, fmt.Sprintf("during disk op #%d ", f.DiskOp))
+		if !strings.Contains(line, "[armed at ") || f.AtNS < f.ArmedNS {
+			t.Fatalf("seed %d: fault %+v traced as %q", seed, f, line)
+		}
+		// Its own plan replays the same line.
+		plan := &engine.FaultPlan{Faults: slices.Clone(r.Faults)}
+		again := s.Run(context.Background(), seed, engine.RunOptions{Trace: true, Plan: plan})
+		if l, _ := traceLine(again, fmt.Sprintf("during disk op #%d ", f.DiskOp)); l != line {
+			t.Fatalf("seed %d: the plan's replay traced %q, the run %q", seed, l, line)
+		}
+		// The op now comes before the armed time.
+		plan.Faults[i].ArmedNS = f.AtNS + 1e9
+		moved := s.Run(context.Background(), seed, engine.RunOptions{Trace: true, Plan: plan})
+		l, _ := traceLine(moved, fmt.Sprintf("during disk op #%d ", f.DiskOp))
+		if !strings.Contains(l, "[pinned to this op by the plan; armed at ") || strings.Contains(l, "[armed at ") {
+			t.Fatalf("seed %d: a crash armed after its op traced as %q", seed, l)
+		}
+		return
+	}
+	t.Fatal("no seed of 1-50 fired a spread crash past its first op")
+}

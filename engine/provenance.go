@@ -12,9 +12,10 @@ import (
 )
 
 // Provenance says what produced a result, a fault plan or a baseline: seedfall's
-// version, the Go toolchain that built the guests and a hash of each node's wasm. A
-// replay reproduces a run exactly only with the same three; `seedfall replay` warns when
-// they differ. It is not part of a run's identity (the trace hash).
+// version and Behaviour, the Go toolchain that built the guests and a hash of each
+// node's wasm. A replay reproduces a run exactly with the same Behaviour, Go release and
+// node code; `seedfall replay` warns when the first two differ (see Behaviour). It is
+// not part of a run's identity (the trace hash).
 type Provenance struct {
 	// Config is the config file as the command was given it (for replay commands).
 	Config string `json:"config,omitempty"`
@@ -26,7 +27,10 @@ type Provenance struct {
 	// its reader stands; plans leave it out (ForPlan).
 	WorkDir  string `json:"work_dir,omitempty"`
 	Seedfall string `json:"seedfall"`
-	Go       string `json:"go"`
+	// Behaviour is the engine's Behaviour when the run was made (0 in files written
+	// before it was recorded: read as 1, the first).
+	Behaviour int    `json:"behaviour,omitempty"`
+	Go        string `json:"go"`
 	// Wasm maps each node to the SHA-256 of its module (the first 12 bytes, in hex).
 	Wasm map[string]string `json:"wasm"`
 	// Upgrade, in results of a sweep that made another revision the old build of the
@@ -136,9 +140,27 @@ func wasmHash(data []byte) string {
 	return hex.EncodeToString(sum[:12])
 }
 
+// Behaviour numbers what the engine does with a seed and a plan: the faults a seed
+// draws, where they land, what the simulated disk, network and clock do. It goes up by
+// one with a change that makes some seed or plan run otherwise (`.ci/tracehashes
+// compare` shows differences that are not explained by the guests' own code), and only
+// then: a plan recorded under another Behaviour, or with another Go release, warns when
+// it is replayed; one recorded by another seedfall binary of the same Behaviour does
+// not. Each node's wasm hash is recorded beside it but warns of nothing: it changes with
+// the checkout's path, and a node whose code changed shows in the replay itself.
+const Behaviour = 1
+
+// BehaviourOf is p's Behaviour, 1 for a file written before it was recorded.
+func BehaviourOf(p *Provenance) int {
+	if p == nil || p.Behaviour == 0 {
+		return 1
+	}
+	return p.Behaviour
+}
+
 // Provenance describes this Sim's build; config is the config path to record.
 func (s *Sim) Provenance(config string) *Provenance {
-	p := &Provenance{Config: config, Seedfall: Version(), Go: toolchainVersion(s.cfg.Dir), Wasm: map[string]string{},
+	p := &Provenance{Config: config, Seedfall: Version(), Behaviour: Behaviour, Go: toolchainVersion(s.cfg.Dir), Wasm: map[string]string{},
 		CrashPlacement: s.cfg.Faults.drawnPlacement()}
 	all := s.cfg.AllNodes()
 	for i, n := range all {

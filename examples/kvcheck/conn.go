@@ -16,6 +16,9 @@ import (
 // dialed again after any failure: the client of every example whose server restarts.
 type Conn struct {
 	Addr string // the server's address, such as "server:7000"
+	// Dial, when set, makes each connection in place of dialing Addr (kvsim connects
+	// kvcheck to its bridge in the same process so).
+	Dial func() (net.Conn, error)
 	conn net.Conn
 	r    *bufio.Reader
 	// Dials counts the connections made; Retries the failed requests.
@@ -48,7 +51,13 @@ func (c *Conn) Request(line string) (reply string, sent bool, err error) {
 // the wait.
 func (c *Conn) Connect() {
 	for c.conn == nil {
-		conn, err := sim.DialTimeout("tcp", c.Addr, dialTimeout)
+		var conn net.Conn
+		var err error
+		if c.Dial != nil {
+			conn, err = c.Dial()
+		} else {
+			conn, err = sim.DialTimeout("tcp", c.Addr, dialTimeout)
+		}
 		if err == nil {
 			c.conn, c.r = conn, bufio.NewReader(conn)
 			c.Dials++

@@ -3,6 +3,7 @@ package kvcheck
 import (
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"time"
 )
 
@@ -29,6 +30,8 @@ type Workload struct {
 	Short func(string) string
 	// Addr is the server's address; "" is "server:7000", the examples' server node.
 	Addr string
+	// Dial, when set, makes the connections in place of dialing Addr.
+	Dial func() (net.Conn, error)
 }
 
 // Run runs w against the server and exits 1 at the first acknowledged write lost.
@@ -37,7 +40,7 @@ func Run(w Workload) {
 	if addr == "" {
 		addr = serverAddr
 	}
-	c := &client{Conn: Conn{Addr: addr}, acked: map[string]string{}, maybe: map[string][]string{}, short: w.Short, readBack: w.ReadBack}
+	c := &client{Conn: Conn{Addr: addr, Dial: w.Dial}, acked: map[string]string{}, maybe: map[string][]string{}, short: w.Short, readBack: w.ReadBack}
 	if c.short == nil {
 		c.short = func(s string) string { return s }
 	}

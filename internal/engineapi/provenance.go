@@ -4,72 +4,27 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 
 	"github.com/seedfall/seedfall/engine"
 )
 
-// Differences lists how q (what runs now) differs from p (what was recorded), one
-// phrase each, sorted; nil when they match. The config path is not compared.
-func Differences(p, q *engine.Provenance) []string {
-	if p == nil || q == nil {
-		return nil
-	}
-	var out []string
-	if p.Seedfall != q.Seedfall {
-		out = append(out, fmt.Sprintf("seedfall %s, now %s", p.Seedfall, q.Seedfall))
-	}
-	if p.Go != q.Go {
-		out = append(out, fmt.Sprintf("Go %s, now %s", p.Go, q.Go))
-	}
-	var nodes []string
-	for n := range p.Wasm {
-		nodes = append(nodes, n)
-	}
-	for n := range q.Wasm {
-		if _, ok := p.Wasm[n]; !ok {
-			nodes = append(nodes, n)
-		}
-	}
-	sort.Strings(nodes)
-	for _, n := range nodes {
-		a, b := p.Wasm[n], q.Wasm[n]
-		switch {
-		case a == "":
-			out = append(out, fmt.Sprintf("node %s is new", n))
-		case b == "":
-			out = append(out, fmt.Sprintf("node %s is gone", n))
-		case a != b:
-			out = append(out, fmt.Sprintf("node %s's wasm %s, now %s (its code or dependencies changed)", n, a, b))
-		}
-	}
-	return out
-}
-
 // PlanWarnings are the warnings a command prints before it replays plan file name,
-// recorded with build p, on build q; nil when they match. A different Go release comes
-// first and on its own line: the guests' runtime is another one (its scheduler, its
-// allocator, the order its goroutines run in), so a run is deterministic per toolchain
-// and a plan's trace may differ under another.
+// recorded with build p, on build q; nil when the replay runs as the recording did. They
+// key on what decides a run (engine.Behaviour): another Go release comes first and on
+// its own line (the guests' runtime is another one: its scheduler, its allocator, the
+// order its goroutines run in, so a run is deterministic per toolchain), then another
+// engine Behaviour. Another seedfall binary of the same Behaviour, or another wasm hash
+// of a node (it changes with the checkout's path), does not warn.
 func PlanWarnings(name string, p, q *engine.Provenance) []string {
-	diff := Differences(p, q)
-	if len(diff) == 0 {
+	if p == nil || q == nil {
 		return nil
 	}
 	var out []string
 	if p.Go != q.Go {
 		out = append(out, fmt.Sprintf("warning: %s was recorded with %s, replaying with %s: the guest's runtime differs, the trace may too", name, p.Go, q.Go))
-		rest := diff[:0:0]
-		for _, d := range diff {
-			if d != fmt.Sprintf("Go %s, now %s", p.Go, q.Go) {
-				rest = append(rest, d)
-			}
-		}
-		diff = rest
 	}
-	if len(diff) > 0 {
-		out = append(out, fmt.Sprintf("warning: %s was saved from another build (%s): the replay may not reproduce it", name, strings.Join(diff, "; ")))
+	if a, b := engine.BehaviourOf(p), engine.BehaviourOf(q); a != b {
+		out = append(out, fmt.Sprintf("warning: %s was saved by seedfall %s (engine behaviour %d), replaying with %s (behaviour %d): the engine runs plans otherwise now, so the replay may not reproduce it (save it again)", name, p.Seedfall, a, q.Seedfall, b))
 	}
 	return out
 }

@@ -1,30 +1,30 @@
 // Package kvsim is kvcheck's workload in a simulation test (package simtest): the same
 // check, unchanged, against a node's put and get handlers.
 //
-// kvcheck speaks its line protocol to a bridge in the workload's own process, which
-// turns each request into a call of the node's handler: a handler's error is an ERR
-// reply, and a call that got no answer (the node crashed, restarted, was partitioned
-// away) closes the bridge's connection, so kvcheck sees the broken connection it would
-// have seen talking to the node itself, and reads everything back after reconnecting.
+// kvcheck speaks its line protocol over a connection that is a bridge in the
+// workload's own process (no socket, no goroutine): each request line written to it is
+// a call of the node's handler, and its reply line is read back. A handler's error is an
+// ERR reply, and a call that got no answer (the node crashed, restarted, was
+// partitioned away) breaks the connection, so kvcheck sees what it would have seen
+// talking to the node itself, and reads everything back after reconnecting. Only the
+// calls cross the simulated network, as a line-protocol client's requests do.
 // (kvcheck itself does not import simtest: simtest's imports allocate at init, which
 // draws from the random stream a guest's math/rand shares, and every line-protocol
 // example's seeds would move.)
 package kvsim
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
-	"fmt"
+	"io"
 	"net"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/seedfall/seedfall/examples/kvcheck"
-	"github.com/seedfall/seedfall/sim"
 	"github.com/seedfall/seedfall/simtest"
 )
-
-// bridgePort is the port of the bridge, on the workload's own host, under the simulator.
-const bridgePort = 7001
 
 // Check runs kvcheck's default workload (kvcheck.Main's, with its default flags)
 // against node, through the node's handlers
@@ -39,58 +39,77 @@ func Check(t *simtest.T, node string) { CheckWith(t, node, kvcheck.DefaultWorklo
 // before the last read-back, which gives the simulator time to crash the node again,
 // is left out.
 func CheckWith(t *simtest.T, node string, w kvcheck.Workload) {
-	var ln net.Listener
-	var err error
-	if t.InSimulation() {
-		ln, err = sim.Listen("tcp", fmt.Sprintf(":%d", bridgePort))
-		w.Addr = fmt.Sprintf("%s:%d", sim.Node(), bridgePort)
-	} else {
-		ln, err = net.Listen("tcp", "127.0.0.1:0")
-		if err == nil {
-			w.Addr = ln.Addr().String()
-		}
+	if !t.InSimulation() {
 		w.Settle = 0
 		kvcheck.Failed = func(line string) { t.Fatalf("%s", line) }
 		defer func() { kvcheck.Failed = nil }()
 	}
-	if err != nil {
-		t.Fatalf("kvsim: listen: %v", err)
-	}
-	defer ln.Close()
-	go bridge(t, node, ln)
+	w.Addr = "bridge"
+	w.Dial = func() (net.Conn, error) { return &bridge{t: t, node: node}, nil }
 	kvcheck.Run(w)
 }
 
-// bridge serves kvcheck's connections on ln.
-func bridge(t *simtest.T, node string, ln net.Listener) {
+// bridge is one kvcheck connection: Write makes a call of each whole request line,
+// Read returns the replies. After a call that got no answer the connection is broken:
+// Read says io.EOF, as a socket the node's side closed.
+type bridge struct {
+	t       *simtest.T
+	node    string
+	partial []byte // a request line not ended yet
+	replies bytes.Buffer
+	broken  bool
+	closed  bool
+}
+
+func (b *bridge) Write(p []byte) (int, error) {
+	if b.closed {
+		return 0, net.ErrClosed
+	}
+	if b.broken {
+		return 0, syscall.EPIPE
+	}
+	b.partial = append(b.partial, p...)
 	for {
-		conn, err := ln.Accept()
-		if err != nil {
-			return
+		i := bytes.IndexByte(b.partial, '\n')
+		if i < 0 {
+			return len(p), nil
 		}
-		go serve(t, node, conn)
+		line := string(b.partial[:i])
+		b.partial = b.partial[i+1:]
+		reply, ok := request(b.t, b.node, line)
+		if !ok {
+			b.broken = true
+			return len(p), nil
+		}
+		b.replies.WriteString(reply + "\n")
 	}
 }
 
-// serve answers one kvcheck connection, and closes it at the first call that got no
-// answer from the node.
-func serve(t *simtest.T, node string, conn net.Conn) {
-	defer conn.Close()
-	r := bufio.NewReader(conn)
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return
-		}
-		reply, ok := request(t, node, strings.TrimSuffix(line, "\n"))
-		if !ok {
-			return
-		}
-		if _, err := conn.Write([]byte(reply + "\n")); err != nil {
-			return
-		}
+func (b *bridge) Read(p []byte) (int, error) {
+	if b.closed {
+		return 0, net.ErrClosed
 	}
+	if b.replies.Len() > 0 {
+		return b.replies.Read(p)
+	}
+	if b.broken {
+		return 0, io.EOF
+	}
+	// kvcheck reads only after a request, whose reply (or break) is there already.
+	return 0, errors.New("kvsim: read with no request pending")
 }
+
+func (b *bridge) Close() error                     { b.closed = true; return nil }
+func (b *bridge) LocalAddr() net.Addr              { return bridgeAddr{} }
+func (b *bridge) RemoteAddr() net.Addr             { return bridgeAddr{} }
+func (b *bridge) SetDeadline(time.Time) error      { return nil } // each call has its own
+func (b *bridge) SetReadDeadline(time.Time) error  { return nil }
+func (b *bridge) SetWriteDeadline(time.Time) error { return nil }
+
+type bridgeAddr struct{}
+
+func (bridgeAddr) Network() string { return "kvsim" }
+func (bridgeAddr) String() string  { return "bridge" }
 
 // request is one line-protocol request as a call: the reply line, or false when the
 // call got no answer.
