@@ -134,6 +134,10 @@ type RunStats struct {
 	// exited on their own.
 	FailStopRestarts int   `json:"fail_stop_restarts,omitempty"`
 	WallNS           int64 `json:"wall_ns"` // wall time of the run; informational, never shapes the run
+	// CPUNS is the process's CPU time during the run (informational, never shapes the
+	// run): the run's own cost when it is the only thing its process does (a replay),
+	// not in an in-process sweep's parallel seeds.
+	CPUNS int64 `json:"cpu_ns,omitempty"`
 	// What the guests did that durability mutants act on.
 	Fsyncs      int64 `json:"fsyncs,omitempty"`            // fsync of a file
 	Fdatasyncs  int64 `json:"fdatasyncs,omitempty"`        // fdatasync of a file

@@ -56,6 +56,9 @@ func (w *world) schedule(at int64, fn func()) {
 // run executes the world until the workload exits, a check fails, or the horizon.
 func (w *world) run(ctx context.Context) *Result {
 	w.wallStart = time.Now()
+	if c, ok := cpuClock(); ok {
+		w.cpuStart = c
+	}
 	horizon := int64(w.cfg.Horizon)
 	w.installPlan()
 	w.scheduleQuiet()

@@ -83,6 +83,9 @@ func (w *world) result() *Result {
 		r.Coverage = w.cov.Coverage()
 	}
 	r.Stats.WallNS = int64(time.Since(w.wallStart))
+	if c, ok := cpuClock(); ok && w.cpuStart > 0 {
+		r.Stats.CPUNS = int64(c - w.cpuStart)
+	}
 	return r
 }
 

@@ -88,6 +88,7 @@ type world struct {
 	stuck     string
 	stopWatch func()
 	wallStart time.Time
+	cpuStart  time.Duration // the process's CPU time at the start; 0 if unknown
 	outDir    string
 	syncSites map[string]bool
 	cov       coverage.Acc // coverage of the system under test (config "coverage")
