@@ -114,6 +114,21 @@ func TestShrunkPlan(t *testing.T) {
 	exampletest.WantFail(t, code, out, "a put was applied twice")
 	code, out = exampletest.Run(t, "replay", "-q", "-c", "v3.5.7/seedfall.one.json", "-seed", fmt.Sprint(seed), "-faults", plan)
 	exampletest.WantPass(t, code, out)
+	// The upstream fix alone (the pre-commit hook moved into unsafeCommit, as v3.5.6
+	// has it), on v3.5.5: the root cause is that hook.
+	code, out = exampletest.Run(t, "replay", "-q", "-c", "seedfall.one.hookfix.json", "-seed", fmt.Sprint(seed), "-faults", plan)
+	exampletest.WantPass(t, code, out)
+}
+
+// TestUpstreamFixAlone: v3.5.5 with only etcd's fix of the defragmentation's commit
+// (patches/etcd-3.5.5-precommit-hook-in-unsafecommit.patch) passes the seeds v3.5.5
+// fails, one member: the failures are that bug's, not the harness's.
+func TestUpstreamFixAlone(t *testing.T) {
+	seeds := exampletest.Seeds("1-5", "1-16")
+	code, out := exampletest.Run(t, "run", "-c", "seedfall.one.json", "-seeds", seeds, "-workers", "2", "-q")
+	exampletest.WantFail(t, code, out, "a put was applied twice")
+	code, out = exampletest.Run(t, "run", "-c", "seedfall.one.hookfix.json", "-seeds", seeds, "-workers", "2", "-q")
+	exampletest.WantPass(t, code, out)
 }
 
 // Finding 35 under etcd: bbolt v1.3.6 creates member/snap/db with one write of its first
