@@ -156,20 +156,24 @@ func (n *N) serve(ln net.Listener) error {
 func (n *N) serveConn(conn net.Conn) {
 	defer conn.Close()
 	r := bufio.NewReader(conn)
-	enc := json.NewEncoder(conn)
+	var out []byte
 	for {
 		line, err := r.ReadBytes('\n')
 		if err != nil {
 			return
 		}
-		var req request
 		var resp response
-		if err := json.Unmarshal(line, &req); err != nil {
-			resp.Err = ptr(fmt.Sprintf("simtest: bad request: %v", err))
-		} else {
+		req, ok := parseRequest(line)
+		if !ok {
+			if err := json.Unmarshal(line, &req); err != nil {
+				resp.Err = ptr(fmt.Sprintf("simtest: bad request: %v", err))
+			}
+		}
+		if resp.Err == nil {
 			resp = n.dispatch(req)
 		}
-		if enc.Encode(resp) != nil {
+		out = appendResponse(out[:0], resp)
+		if _, err := conn.Write(out); err != nil {
 			return
 		}
 	}
@@ -193,6 +197,14 @@ func (n *N) dispatch(req request) (resp response) {
 		sort.Strings(names)
 		return response{Err: ptr(fmt.Sprintf("simtest: node %s has no handler %q (it has %s)", n.name, req.Method, strings.Join(names, ", ")))}
 	}
+	if resp, ok := n.dispatchTyped(fn, req); ok {
+		return resp
+	}
+	return n.dispatchReflect(fn, req)
+}
+
+// dispatchReflect calls any handler through reflection.
+func (n *N) dispatchReflect(fn reflect.Value, req request) (resp response) {
 	ft := fn.Type()
 	if len(req.Args) != ft.NumIn() {
 		return response{Err: ptr(fmt.Sprintf("simtest: %s.%s takes %d arguments, the call gave %d", n.name, req.Method, ft.NumIn(), len(req.Args)))}
@@ -200,7 +212,7 @@ func (n *N) dispatch(req request) (resp response) {
 	in := make([]reflect.Value, ft.NumIn())
 	for i := range in {
 		p := reflect.New(ft.In(i))
-		if err := json.Unmarshal(req.Args[i], p.Interface()); err != nil {
+		if err := decodeInto(req.Args[i], p); err != nil {
 			return response{Err: ptr(fmt.Sprintf("simtest: %s.%s argument %d: %v", n.name, req.Method, i+1, err))}
 		}
 		in[i] = p.Elem()
@@ -213,7 +225,7 @@ func (n *N) dispatch(req request) (resp response) {
 		out = out[:k-1]
 	}
 	for i, v := range out {
-		data, err := json.Marshal(v.Interface())
+		data, err := appendValue(nil, v.Interface())
 		if err != nil {
 			return response{Err: ptr(fmt.Sprintf("simtest: %s.%s result %d: %v", n.name, req.Method, i+1, err))}
 		}
@@ -242,7 +254,7 @@ func (r *Reply) Scan(ptrs ...any) error {
 		return fmt.Errorf("simtest: Scan of %d values from a reply of %d", len(ptrs), len(r.results))
 	}
 	for i, p := range ptrs {
-		if err := json.Unmarshal(r.results[i], p); err != nil {
+		if err := decodeValue(r.results[i], p); err != nil {
 			return fmt.Errorf("simtest: Scan result %d: %v", i+1, err)
 		}
 	}
@@ -293,15 +305,14 @@ func newCaller() caller {
 // Call calls method on node with args and waits for its reply, over one connection per
 // node, dialed again after any failure.
 func (c caller) Call(node, method string, args ...any) *Reply {
-	req := request{Method: method}
-	for i, a := range args {
-		data, err := json.Marshal(a)
-		if err != nil {
-			return &Reply{err: fmt.Errorf("simtest: Call(%q, %q) argument %d: %v", node, method, i+1, err)}
+	line, err := appendRequest(nil, method, args)
+	if err != nil {
+		var ae *argError
+		if errors.As(err, &ae) {
+			return &Reply{err: fmt.Errorf("simtest: Call(%q, %q) argument %d: %v", node, method, ae.i+1, ae.err)}
 		}
-		req.Args = append(req.Args, data)
+		return &Reply{err: fmt.Errorf("simtest: Call(%q, %q): %v", node, method, err)}
 	}
-	line, _ := json.Marshal(req)
 	line = append(line, '\n')
 	rc := c.conn(node)
 	rc.mu.Lock()
@@ -328,9 +339,11 @@ func (c caller) Call(node, method string, args ...any) *Reply {
 	if err != nil {
 		return fail(true, err)
 	}
-	var resp response
-	if err := json.Unmarshal(data, &resp); err != nil {
-		return fail(true, fmt.Errorf("bad reply: %v", err))
+	resp, ok := parseResponse(data)
+	if !ok {
+		if err := json.Unmarshal(data, &resp); err != nil {
+			return fail(true, fmt.Errorf("bad reply: %v", err))
+		}
 	}
 	if resp.Err != nil {
 		return &Reply{err: &RemoteError{Node: node, Method: method, Msg: *resp.Err}}
