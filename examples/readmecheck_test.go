@@ -306,3 +306,37 @@ func seedfall(t *testing.T, dir string, args ...string) (int, string) {
 	t.Fatalf("seedfall %s: %v\n%s", strings.Join(args, " "), err, out.String())
 	return 0, ""
 }
+
+// TestPogrebSnippets: the pogreb simulation test that README.md and docs/simtest.md show
+// is the file's: each of the snippet's lines that open the store and register the
+// handlers is in examples/pogreb/simtest/pogreb_test.go as it is.
+func TestPogrebSnippets(t *testing.T) {
+	file, err := os.ReadFile(filepath.Join("pogreb", "simtest", "pogreb_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]bool{}
+	for _, l := range strings.Split(string(file), "\n") {
+		lines[strings.TrimSpace(l)] = true
+	}
+	for _, doc := range []string{filepath.Join("..", "README.md"), filepath.Join("..", "docs", "simtest.md")} {
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked := 0
+		for i, l := range strings.Split(string(data), "\n") {
+			s := strings.TrimSpace(l)
+			if !strings.Contains(s, "pogreb.Open(") && !strings.HasPrefix(s, `n.Handle("`) {
+				continue
+			}
+			checked++
+			if !lines[s] {
+				t.Errorf("%s:%d: %s\nis not in examples/pogreb/simtest/pogreb_test.go", doc, i+1, s)
+			}
+		}
+		if checked < 3 {
+			t.Errorf("%s: found %d lines of the pogreb snippet, want its Open and two handlers", doc, checked)
+		}
+	}
+}
