@@ -10,10 +10,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"text/tabwriter"
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
@@ -78,40 +81,132 @@ func cmdTest(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		derived = append(derived, d...)
 	}
 	worst := exitPass
-	for _, d := range derived {
-		if !*jsonOut {
+	// A sweep with -json prints go test -json's events (test2json.go); every sweep keeps
+	// its results for the closing table.
+	sweeping := !flagSet(fs, "seed")
+	var events *test2json
+	var pkgOrder []string
+	if *jsonOut && sweeping {
+		events = newTest2JSON(stdout)
+		defer func() { events.endPackages(pkgOrder) }()
+	}
+	var rows []testRow
+	tmp, err := os.MkdirTemp("", "seedfall-test-")
+	if err != nil {
+		fmt.Fprintf(stderr, "seedfall test: %v\n", err)
+		return exitUsage
+	}
+	defer os.RemoveAll(tmp)
+	for i, d := range derived {
+		if events != nil {
+			if !slices.Contains(pkgOrder, d.Ref.Pkg) {
+				pkgOrder = append(pkgOrder, d.Ref.Pkg)
+			}
+			events.beginTest(d.Ref.Pkg, d.Ref.Name)
+		} else if !*jsonOut {
 			fmt.Fprintf(stdout, "=== %s (%s)\n", d.Ref.Name, d.Ref.Pkg)
 		}
 		var progress func(string)
 		if !*quiet {
 			progress = func(s string) { fmt.Fprintln(stderr, s) }
 		}
-		if code := preflight(ctx, d, progress, timings(), stderr); code != 0 {
+		start := time.Now()
+		if events != nil {
+			var why strings.Builder
+			code := preflight(ctx, d, progress, timings(), &why)
+			if code != 0 {
+				events.endTest(d.Ref.Pkg, d.Ref.Name, nil, why.String(), exitFail, time.Since(start))
+				fmt.Fprint(stderr, why.String())
+				return code
+			}
+		} else if code := preflight(ctx, d, progress, timings(), stderr); code != 0 {
 			return code
 		}
 		var code int
-		if flagSet(fs, "seed") {
+		if sweeping {
+			resultsPath := *out
+			if resultsPath == "" {
+				resultsPath = filepath.Join(tmp, fmt.Sprintf("%d.jsonl", i))
+			}
+			a := []string{"-c", d.Path, "-seeds", *seedSpec, "-workers", strconv.Itoa(*workers), "-out", resultsPath}
+			a = appendIf(a, *check, "-check")
+			a = appendIf(a, *quiet || events != nil, "-q")
+			a = appendIf(a, *stopOnFail, "-stop-on-fail")
+			var text strings.Builder
+			w := stdout
+			if events != nil {
+				w = &text
+			}
+			code = cmdRun(ctx, a, w, stderr)
+			results, rerr := readResultsFile(resultsPath)
+			if rerr != nil && code != exitUsage {
+				fmt.Fprintf(stderr, "seedfall test: %v\n", rerr)
+				code = exitUsage
+			}
+			rows = append(rows, newTestRow(d, results, time.Since(start)))
+			if events != nil {
+				events.endTest(d.Ref.Pkg, d.Ref.Name, results, text.String(), code, time.Since(start))
+			}
+		} else {
 			a := []string{"-c", d.Path, "-seed", strconv.FormatUint(*seed, 10)}
 			a = appendIf(a, *faults != "", "-faults", *faults)
 			a = appendIf(a, *check, "-check")
 			a = appendIf(a, *quiet, "-q")
 			a = appendIf(a, *jsonOut, "-json")
 			code = cmdReplay(ctx, a, stdout, stderr)
-		} else {
-			a := []string{"-c", d.Path, "-seeds", *seedSpec, "-workers", strconv.Itoa(*workers)}
-			a = appendIf(a, *check, "-check")
-			a = appendIf(a, *quiet, "-q")
-			a = appendIf(a, *jsonOut, "-json")
-			a = appendIf(a, *stopOnFail, "-stop-on-fail")
-			a = appendIf(a, *out != "", "-out", *out)
-			code = cmdRun(ctx, a, stdout, stderr)
 		}
 		worst = max(worst, code)
 		if code == exitUsage {
 			return code
 		}
 	}
+	if len(rows) > 1 && events == nil {
+		printTestTable(stdout, rows)
+	}
 	return worst
+}
+
+// testRow is one simulation test's line of the table `seedfall test` ends with.
+type testRow struct {
+	name, pkg               string
+	seeds, failed, distinct int
+	elapsed                 time.Duration
+}
+
+func newTestRow(d simtestcfg.Derived, results []engine.Result, el time.Duration) testRow {
+	row := testRow{name: d.Ref.Name, pkg: d.Ref.Pkg, seeds: len(results), elapsed: el}
+	sigs := map[string]bool{}
+	for _, r := range results {
+		if r.Failed() {
+			row.failed++
+			sig := string(r.Verdict)
+			if r.Failure != nil {
+				sig = r.Failure.Signature
+			}
+			sigs[sig] = true
+		}
+	}
+	row.distinct = len(sigs)
+	return row
+}
+
+// printTestTable prints the closing table of a run of several simulation tests.
+func printTestTable(w io.Writer, rows []testRow) {
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "test\tpackage\tseeds\tfailed\tdistinct failures\ttime\t")
+	var seeds, failed int
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t\n", r.name, r.pkg, r.seeds, r.failed, r.distinct, r.elapsed.Round(100*time.Millisecond))
+		seeds += r.seeds
+		failed += r.failed
+	}
+	tw.Flush()
+	verdict := "ok"
+	if failed > 0 {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(w, "%s %d tests, %d seeds, %d failed\n", verdict, len(rows), seeds, failed)
 }
 
 func appendIf(a []string, cond bool, xs ...string) []string {

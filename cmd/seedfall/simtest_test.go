@@ -1,8 +1,12 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -139,5 +143,101 @@ func TestRunProgressLines(t *testing.T) {
 		"preflight of TestX: 25s of wall time, virtual time 2.5s\n"
 	if b.String() != want {
 		t.Errorf("progress:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+// TestSimtestJSONWithGoTools: `seedfall test -json` prints go test -json's events, read
+// by the real tools: gotestsum counts the tests and the failing seeds' subtests, and
+// go-junit-report's XML names the failing seeds with their replay commands.
+func TestSimtestJSONWithGoTools(t *testing.T) {
+	gotestsum := goTool(t, "gotest.tools/gotestsum@v1.13.0", "gotestsum")
+	junit := goTool(t, "github.com/jstemmer/go-junit-report/v2@v2.1.0", "go-junit-report")
+	const pkg = "../../examples/kvlog/simtest"
+	code, stdout, stderr := runCLI(t, "test", pkg, "-seeds", "25-34", "-workers", "2", "-json")
+	if code != exitFail {
+		t.Fatalf("exit %d, want 1 (TestTornTail fails)\n%s\n%s", code, stdout, stderr)
+	}
+	var failing []string
+	for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		var e testEvent
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("not a test2json event: %q: %v", l, err)
+		}
+		if e.Action == "fail" && strings.Contains(e.Test, "/seed=") {
+			failing = append(failing, e.Test)
+		}
+	}
+	if len(failing) == 0 {
+		t.Fatalf("no failing seed subtest in:\n%s", stdout)
+	}
+	events := filepath.Join(t.TempDir(), "events.json")
+	if err := os.WriteFile(events, []byte(stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(gotestsum, "--format", "testname", "--raw-command", "--", "cat", events).CombinedOutput()
+	if err != nil {
+		t.Fatalf("gotestsum: %v\n%s", err, out)
+	}
+	want := fmt.Sprintf("DONE %d tests, %d failures", 2+len(failing), 1+len(failing))
+	if !strings.Contains(string(out), want) {
+		t.Errorf("gotestsum's summary lacks %q:\n%s", want, out)
+	}
+	cmd := exec.Command(junit, "-parser", "gojson")
+	cmd.Stdin = strings.NewReader(stdout)
+	xml, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go-junit-report: %v", err)
+	}
+	for _, f := range failing {
+		seed := f[strings.Index(f, "=")+1:]
+		for _, w := range []string{`<testcase name="` + f + `"`, "replay: seedfall test " + pkg + " -run '^TestTornTail$' -seed " + seed} {
+			if !strings.Contains(string(xml), w) {
+				t.Errorf("go-junit-report's XML lacks %q:\n%s", w, xml)
+			}
+		}
+	}
+	if !strings.Contains(string(xml), `<testsuite name="`+pkg+`" tests="`+fmt.Sprint(2+len(failing))+`" failures="`+fmt.Sprint(1+len(failing))+`"`) {
+		t.Errorf("go-junit-report's counts:\n%s", xml)
+	}
+}
+
+// goTool is the path of a Go developer's tool: on PATH, in GOPATH/bin, or installed
+// now into a temporary GOBIN from the module proxy.
+func goTool(t *testing.T, module, name string) string {
+	t.Helper()
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	if gp, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+		p := filepath.Join(strings.TrimSpace(string(gp)), "bin", name)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	bin := t.TempDir()
+	cmd := exec.Command("go", "install", module)
+	cmd.Env = append(os.Environ(), "GOBIN="+bin)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go install %s: %v\n%s", module, err, out)
+	}
+	return filepath.Join(bin, name)
+}
+
+// TestSimtestTable: a run of several simulation tests ends with a table of each test's
+// seeds, failures, distinct failures and time, and a closing line.
+func TestSimtestTable(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "test", "../../examples/kvlog/simtest", "-seeds", "29-31", "-workers", "2", "-q")
+	if code != exitFail {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, re := range []string{
+		`(?m)^test +package +seeds +failed +distinct failures +time`,
+		`(?m)^TestTornTail +\.\./\.\./examples/kvlog/simtest +3 +1 +1 +\d`,
+		`(?m)^TestTornTailFixed +\.\./\.\./examples/kvlog/simtest +3 +0 +0 +\d`,
+		`(?m)^FAIL 2 tests, 6 seeds, 1 failed$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(stdout) {
+			t.Errorf("stdout lacks %s:\n%s", re, stdout)
+		}
 	}
 }
