@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/raft-wal/fs"
 	"github.com/hashicorp/raft-wal/segment"
 	"github.com/hashicorp/raft-wal/types"
+	"github.com/seedfall/seedfall/examples/exampletest"
 )
 
 // Finding 36 natively, on this machine's file system, without seedfall: raft-wal v0.4.2
@@ -183,4 +184,33 @@ func copyFiles(from, to string) error {
 		}
 	}
 	return nil
+}
+
+// The hashicorp/raft finding natively, on the host, without seedfall (README, "Finding
+// NN"): native/bootstrap-crash runs a one-server raft v1.7.2 on raft-wal in a child
+// process, kills it (SIGKILL) at the start of each durable write of its first start, and
+// starts it again over the same directory. Killed between BootstrapCluster's two writes
+// (CurrentTerm 1 written, the configuration entry not), the server restarts with a term
+// and no configuration, every BootstrapCluster returns ErrCantBootstrap, and no leader is
+// elected; every other crash point recovers. Built against the patched raft (through
+// examples/nativerun), the entry is written first and every crash point recovers.
+func TestNativeBootstrapCrash(t *testing.T) {
+	out := exampletest.Native(t, "./native/bootstrap-crash")
+	exampletest.WantLines(t, out,
+		"write #2 stable.SetUint64(CurrentTerm, 1)\n   write #3 logs.StoreLogs({index 1 term 1 LogConfiguration})",
+		"== first start killed at write #3 logs.StoreLogs({index 1 term 1 LogConfiguration}): SIGKILL before it\n"+
+			"   restart (BootstrapCluster again, wait 5s for a leader):\n"+
+			"     on disk at start: CurrentTerm 1, LastIndex 0\n"+
+			"     log: [INFO]  raft: initial configuration: index=0 servers=[]\n"+
+			"     BootstrapCluster: bootstrap only works on new clusters\n"+
+			"     log: [WARN]  raft: no known peers, aborting election\n"+
+			`     bootstrap="bootstrap only works on new clusters" state=Follower term=1 last_log_index=0 latest_configuration=[] -> NO LEADER`,
+		"1 of 6 crash points leave a server that elects no leader within 5s")
+	out = exampletest.Native(t, "./native/bootstrap-crash", "patches/fix-bootstrap-order.patch")
+	exampletest.WantLines(t, out,
+		"write #2 logs.StoreLogs({index 1 term 1 LogConfiguration})\n   write #3 stable.SetUint64(CurrentTerm, 1)",
+		"== first start killed at write #3 stable.SetUint64(CurrentTerm, 1): SIGKILL before it\n"+
+			"   restart (BootstrapCluster again, wait 5s for a leader):\n"+
+			"     on disk at start: CurrentTerm 0, LastIndex 1\n",
+		"0 of 6 crash points leave a server that elects no leader within 5s")
 }

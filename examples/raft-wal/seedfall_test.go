@@ -109,3 +109,72 @@ func TestSealedTailFinding(t *testing.T) {
 		t.Errorf("the patched WAL's search did not cover the same two sites:\n%s", res)
 	}
 }
+
+// The finding in hashicorp/raft v1.7.2 (README, "Finding NN"): a crash inside the first
+// BootstrapCluster, after CurrentTerm 1 is committed (api.go:262) and before the
+// configuration entry is stored (api.go:278), leaves a lone server with a term and no
+// configuration: every later bootstrap returns ErrCantBootstrap, and the server logs
+// "no known peers, aborting election" at each start and never elects a leader, so its
+// client gets no answer. plans/bootstrap-crash.faults.json is the failing state of the
+// crash-state search of seed 1's disk op #39 (the fdatasync of wal-meta.db that commits
+// the term; the same plan under go1.26 and go1.27); with patches/fix-bootstrap-order.patch
+// the same crash lands between the reordered writes (the entry stored, the term not) and
+// the server elects itself. native_test.go shows it with real SIGKILLs.
+func TestBootstrapCrashFinding(t *testing.T) {
+	const plan = "plans/bootstrap-crash.faults.json"
+	code, out := exampletest.Run(t, "replay", "-c", "seedfall.one.json", "-seed", "1", "-faults", plan)
+	exampletest.WantFail(t, code, out,
+		"fault crash n1#1 during disk op #39 fdatasync /raft/wal/wal-meta.db at go.etcd.io/bbolt@v1.3.6/bolt_linux.go:9",
+		"n1#2 | [INFO]  raft: initial configuration: index=0 servers=[]",
+		"n1#2 | [WARN]  raft: no known peers, aborting election",
+		"n1#3 | [WARN]  raft: no known peers, aborting election",
+		": no definite answer from any server for 1m0s")
+	if strings.Contains(out, "raft: election won") {
+		t.Errorf("the unpatched server elected a leader after the crash:\n%s", out)
+	}
+	code, out = exampletest.Run(t, "replay", "-c", "seedfall.one.bootfix.json", "-seed", "1", "-faults", plan)
+	exampletest.WantPass(t, code, out)
+	exampletest.WantLines(t, out,
+		"fault crash n1#1 during disk op #39 write /raft/wal/wal-meta.db",
+		`n1#2 | [INFO]  raft: initial configuration: index=1 servers="[{Suffrage:Voter ID:n1 Address:n1:7000}]"`,
+		"n1#2 | [INFO]  raft: election won: term=2 tally=1")
+}
+
+// The crash-state search of the first start's two bootstrap writes: n1#1's disk ops
+// 35-42 of seed 1, without the seed's own faults. Unpatched they are the bolt commit of
+// CurrentTerm 1 (35-39) and the configuration entry's segment write and fsyncs (40-42),
+// and the search finds the finding at two sites: the commit's fdatasync (#39, the plan
+// above) and its meta page torn after the first sector (#38). Patched the order is the
+// entry (35-37), then the term (38-42), and no state fails, each op's states run
+// (-per-op). SEEDFALL_LONG=1 also searches ops 30-60 patched with the seed's own faults:
+// every write of the first start, from NewRaft's CurrentTerm 0 to the first election's.
+func TestBootstrapCrashSearch(t *testing.T) {
+	code, res := exampletest.Run(t, "crashes", "-c", "seedfall.one.json", "-seed", "1", "-own-faults=false", "-ops", "35-42", "-out", filepath.Join(t.TempDir(), "unpatched"))
+	exampletest.WantFail(t, code, res,
+		"VULNERABLE go.etcd.io/bbolt@v1.3.6/bolt_linux.go:9: 1 of 1 states fail (disk ops #39/1)",
+		"VULNERABLE go.etcd.io/bbolt@v1.3.6/tx.go:591: 1 of 1 states fail (disk ops #38/1)",
+		"no definite answer from any server for 1m0s", "2 vulnerable sites at 4 sites")
+	t.Logf("unpatched, ops 35-42:\n%s", lastLines(res, 1))
+	searches := [][]string{{"-own-faults=false", "-per-op", "-ops", "35-42"}}
+	if os.Getenv("SEEDFALL_LONG") != "" {
+		searches = append(searches, []string{"-ops", "30-60"})
+	}
+	for i, s := range searches {
+		args := append([]string{"crashes", "-c", "seedfall.one.bootfix.json", "-seed", "1", "-out", filepath.Join(t.TempDir(), fmt.Sprint("bootfix-", i))}, s...)
+		code, res := exampletest.Run(t, args...)
+		exampletest.WantPass(t, code, res)
+		if !regexp.MustCompile(`0 vulnerable sites at \d+ sites, 0 of [1-9]\d* states failing`).MatchString(res) {
+			t.Errorf("patched, %s: no summary of a search that ran states:\n%s", strings.Join(s, " "), res)
+		}
+		t.Logf("patched, %s:\n%s", strings.Join(s, " "), lastLines(res, 1))
+	}
+}
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(l) > n {
+		l = l[len(l)-n:]
+	}
+	return strings.Join(l, "\n")
+}
