@@ -3,16 +3,15 @@ package examples_test
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/seedfall/seedfall/examples/exampletest"
 )
 
 // The quoted outputs of the examples' READMEs and docs/findings.md are checked against
@@ -266,77 +265,10 @@ func goSeries() string {
 	return parts[0] + "." + parts[1]
 }
 
-var (
-	sfOnce sync.Once
-	sfPath string
-	sfErr  error
-)
-
 // seedfall runs this repository's seedfall with args in examples/dir.
 func seedfall(t *testing.T, dir string, args ...string) (int, string) {
 	t.Helper()
-	sfOnce.Do(func() {
-		d, err := os.MkdirTemp("", "seedfall-readmecheck-")
-		if err != nil {
-			sfErr = err
-			return
-		}
-		sfPath = filepath.Join(d, "seedfall")
-		cmd := exec.Command("go", "build", "-o", sfPath, "./cmd/seedfall")
-		cmd.Dir = ".."
-		if out, err := cmd.CombinedOutput(); err != nil {
-			sfErr = fmt.Errorf("build seedfall: %v\n%s", err, out)
-		}
-	})
-	if sfErr != nil {
-		t.Fatal(sfErr)
-	}
-	cmd := exec.Command(sfPath, args...)
-	cmd.Dir = dir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, out.String()
-	case errors.As(err, &ee):
-		return ee.ExitCode(), out.String()
-	}
-	t.Fatalf("seedfall %s: %v\n%s", strings.Join(args, " "), err, out.String())
-	return 0, ""
+	return exampletest.RunIn(t, dir, args...)
 }
 
-// TestPogrebSnippets: the pogreb simulation test that README.md and docs/simtest.md show
-// is the file's: each of the snippet's lines that open the store and register the
-// handlers is in examples/pogreb/simtest/pogreb_test.go as it is.
-func TestPogrebSnippets(t *testing.T) {
-	file, err := os.ReadFile(filepath.Join("pogreb", "simtest", "pogreb_test.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := map[string]bool{}
-	for _, l := range strings.Split(string(file), "\n") {
-		lines[strings.TrimSpace(l)] = true
-	}
-	for _, doc := range []string{filepath.Join("..", "README.md"), filepath.Join("..", "docs", "simtest.md")} {
-		data, err := os.ReadFile(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checked := 0
-		for i, l := range strings.Split(string(data), "\n") {
-			s := strings.TrimSpace(l)
-			if !strings.Contains(s, "pogreb.Open(") && !strings.HasPrefix(s, `n.Handle("`) {
-				continue
-			}
-			checked++
-			if !lines[s] {
-				t.Errorf("%s:%d: %s\nis not in examples/pogreb/simtest/pogreb_test.go", doc, i+1, s)
-			}
-		}
-		if checked < 3 {
-			t.Errorf("%s: found %d lines of the pogreb snippet, want its Open and two handlers", doc, checked)
-		}
-	}
-}
+func TestMain(m *testing.M) { os.Exit(exampletest.Main(m)) }

@@ -47,8 +47,13 @@ func binary(t testing.TB) string {
 			return
 		}
 		sfPath = filepath.Join(buildDir, "seedfall")
+		root, err := repoRoot()
+		if err != nil {
+			buildErr = err
+			return
+		}
 		cmd := exec.Command("go", "build", "-o", sfPath, "./cmd/seedfall")
-		cmd.Dir = filepath.Join("..", "..")
+		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = errors.New("build seedfall: " + err.Error() + "\n" + string(out))
 		}
@@ -57,6 +62,25 @@ func binary(t testing.TB) string {
 		t.Fatal(buildErr)
 	}
 	return sfPath
+}
+
+// repoRoot is the repository's root: the nearest directory up from here with
+// cmd/seedfall (examples/X for an example's tests, examples/ for the root's).
+func repoRoot() (string, error) {
+	dir, err := filepath.Abs(".")
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "cmd", "seedfall", "main.go")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("build seedfall: no cmd/seedfall above the test's directory")
+		}
+		dir = parent
+	}
 }
 
 // Run runs seedfall with args in this directory and returns its exit code and output.
