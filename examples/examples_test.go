@@ -80,16 +80,19 @@ func checkExample(dir string, k kept) []string {
 	if k.main != "" {
 		main = k.main
 	}
-	if !has(main) {
+	// An example whose harness is a simulation test alone (simtest/, no config) has
+	// no main config, client/ or server/: the test declares them.
+	simOnly := has("simtest") && !has(main) && !has("client") && !has("server") && !has("node")
+	if !has(main) && !simOnly {
 		problems = append(problems, "no main config "+main)
 	}
 	if !has("seedfall_test.go") {
 		problems = append(problems, "no seedfall_test.go")
 	}
-	if !has("client") && !sharedWorkload(filepath.Join(dir, main)) {
+	if !simOnly && !has("client") && !sharedWorkload(filepath.Join(dir, main)) {
 		problems = append(problems, "no client/ (the workload)")
 	}
-	if !has("server") && !has("node") && !keptName("v1/") {
+	if !simOnly && !has("server") && !has("node") && !keptName("v1/") {
 		problems = append(problems, "no server/ or node/ (the system under test)")
 	}
 	entries, err := os.ReadDir(dir)
