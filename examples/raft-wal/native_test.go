@@ -187,7 +187,7 @@ func copyFiles(from, to string) error {
 }
 
 // The hashicorp/raft finding natively, on the host, without seedfall (README, "Finding
-// NN"): native/bootstrap-crash runs a one-server raft v1.7.2 on raft-wal in a child
+// 39"): native/bootstrap-crash runs a one-server raft v1.7.2 on raft-wal in a child
 // process, kills it (SIGKILL) at the start of each durable write of its first start, and
 // starts it again over the same directory. Killed between BootstrapCluster's two writes
 // (CurrentTerm 1 written, the configuration entry not), the server restarts with a term

@@ -110,7 +110,7 @@ func TestSealedTailFinding(t *testing.T) {
 	}
 }
 
-// The finding in hashicorp/raft v1.7.2 (README, "Finding NN"): a crash inside the first
+// The finding in hashicorp/raft v1.7.2 (README, "Finding 39"): a crash inside the first
 // BootstrapCluster, after CurrentTerm 1 is committed (api.go:262) and before the
 // configuration entry is stored (api.go:278), leaves a lone server with a term and no
 // configuration: every later bootstrap returns ErrCantBootstrap, and the server logs
