@@ -217,8 +217,8 @@ func TestReplayTwoProcesses(t *testing.T) {
 
 func jsonNum(n uint64) string { b, _ := json.Marshal(n); return string(b) }
 
-// withoutWall drops stats.wall_ns, the one field of a result that is not part of its
-// identity, and re-encodes the result.
+// withoutWall drops stats.wall_ns and stats.cpu_ns, the fields of a result that are not
+// part of its identity (host time), and re-encodes the result.
 func withoutWall(t *testing.T, line string) string {
 	t.Helper()
 	var m map[string]any
@@ -227,6 +227,7 @@ func withoutWall(t *testing.T, line string) string {
 	}
 	if st, ok := m["stats"].(map[string]any); ok {
 		delete(st, "wall_ns")
+		delete(st, "cpu_ns")
 	}
 	b, err := json.Marshal(m) // map keys come out sorted
 	if err != nil {
