@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	mrand "math/rand/v2"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -398,20 +399,7 @@ func timers() {
 // sockets talks to itself over the simulated network: the netpoller waits in
 // poll_oneoff on fd subscriptions, with and without a clock subscription (deadlines).
 func sockets() {
-	ln, err := sim.Listen("tcp", ":7")
-	must(err)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				io.Copy(c, c) // echo until EOF
-				c.Close()
-			}()
-		}
-	}()
+	ln := echoServer()
 	c, err := sim.Dial("tcp", "localhost:7")
 	must(err)
 	_, err = c.Write([]byte("hello"))
@@ -441,6 +429,25 @@ func sockets() {
 	fmt.Printf("dial after the listener closed: refused %v\n", errors.Is(err, syscall.ECONNREFUSED))
 	_, err = sim.Dial("tcp", "nosuchnode:7")
 	fmt.Printf("dial an unknown node: unreachable %v\n", errors.Is(err, syscall.EHOSTUNREACH))
+}
+
+// echoServer listens on port 7 and echoes every connection until EOF.
+func echoServer() net.Listener {
+	ln, err := sim.Listen("tcp", ":7")
+	must(err)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				io.Copy(c, c) // echo until EOF
+				c.Close()
+			}()
+		}
+	}()
+	return ln
 }
 
 func yield() {
@@ -483,20 +490,7 @@ func signalEcho(n int, yieldLoop bool) {
 			}
 		}()
 	}
-	ln, err := sim.Listen("tcp", ":7")
-	must(err)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				io.Copy(c, c)
-				c.Close()
-			}()
-		}
-	}()
+	echoServer()
 	c, err := sim.Dial("tcp", "localhost:7")
 	must(err)
 	buf := make([]byte, 8)
