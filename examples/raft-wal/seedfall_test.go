@@ -51,7 +51,7 @@ func TestNoSyncCaught(t *testing.T) {
 // taken out again (patches/revert-forceseal.patch), a random sweep finds it; with the
 // fix, the same seed passes.
 func TestForceSealRevertedCaught(t *testing.T) {
-	seed := exampletest.PerGo(t, "the lowest failing seed of seedfall.forceseal-reverted.json 1-300", map[string]int{"go1.26": 35, "go1.27": 207})
+	seed := exampletest.PerGo(t, "the lowest failing seed of seedfall.forceseal-reverted.json 1-300", map[string]int{"go1.26": 35, "go1.27": 263})
 	code, out := exampletest.Run(t, "run", "-c", "seedfall.forceseal-reverted.json", "-seeds", fmt.Sprint(seed))
 	exampletest.WantFail(t, code, out, fmt.Sprintf("FAIL seed %d ", seed), "crashed: exit_code(2): panic: sealed segment has no index block (in github.com/hashicorp/raft.NewRaft")
 	// The trace: a follower clears its log's conflicting suffix, and its next start
