@@ -105,6 +105,17 @@ type Inputs struct {
 	Home string
 	// Name is what titles and logs call the sweep; "": Config.
 	Name string
+	// Tests are the simulation tests of a sweep of several (input test matching more
+	// than one, with run empty or matching several): each sweeps the seeds (shard splits
+	// the test and seed pairs), in one report, comment and baseline, where signatures
+	// are keyed by test (TestTornTail.sig-…). Config is then unused.
+	Tests []TestTarget
+}
+
+// TestTarget is one simulation test of a sweep of several: its name, its derived
+// config, and the command that names it (`seedfall test ./simtest -run '^TestX$'`).
+type TestTarget struct {
+	Name, Config, Command string
 }
 
 // name is what titles and logs call the sweep.
@@ -221,6 +232,30 @@ func (in Inputs) seedsToSweep() ([]uint64, error) {
 		seeds = deepen(seeds)
 	}
 	return in.Shard.Apply(seeds), nil
+}
+
+// testSeeds is the sweep of several tests: for each test, in order, its share of the
+// seeds, the shard taking every n-th of the (test, seed) pairs so that each job of a
+// matrix gets a share of every test.
+func (in Inputs) testSeeds() ([][]uint64, error) {
+	seeds, err := parseSeeds(in.Seeds)
+	if err != nil {
+		return nil, err
+	}
+	if in.Mode == modeDeep {
+		seeds = deepen(seeds)
+	}
+	n := len(in.Tests) * len(seeds)
+	idx := make([]uint64, n)
+	for i := range idx {
+		idx[i] = uint64(i)
+	}
+	out := make([][]uint64, len(in.Tests))
+	for _, k := range in.Shard.Apply(idx) {
+		t := int(k) / len(seeds)
+		out[t] = append(out[t], seeds[int(k)%len(seeds)])
+	}
+	return out, nil
 }
 
 // ParseInputs reads the inputs from command-line flags and, for those not given as

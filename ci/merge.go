@@ -71,10 +71,12 @@ func Merge(shardFiles []string) ([]engine.Result, error) {
 	return all, nil
 }
 
-// readResultsFiles reads results files (readResults) into one list sorted by seed,
-// refusing a seed that appears twice.
+// readResultsFiles reads results files (readResults) into one list sorted by test (in
+// the order they first appear: a sweep of several simulation tests) and seed, refusing a
+// seed of a test that appears twice.
 func readResultsFiles(files []string, check func(*engine.Result) error) ([]engine.Result, error) {
-	from := map[uint64]string{}
+	from := map[seedKey]string{}
+	order := map[string]int{}
 	var all []engine.Result
 	for _, name := range files {
 		f, err := os.Open(name)
@@ -87,16 +89,29 @@ func readResultsFiles(files []string, check func(*engine.Result) error) ([]engin
 			return nil, err
 		}
 		for _, r := range rs {
-			if prev, dup := from[r.Seed]; dup {
-				if prev == name {
-					return nil, fmt.Errorf("seed %d appears twice in %s", r.Seed, name)
-				}
-				return nil, fmt.Errorf("seed %d is in both %s and %s: the shards overlap (were they run with the same -seeds and distinct -shard i/n?)", r.Seed, prev, name)
+			k := seedKey{r.Test, r.Seed}
+			of := ""
+			if r.Test != "" {
+				of = " of " + r.Test
 			}
-			from[r.Seed] = name
+			if prev, dup := from[k]; dup {
+				if prev == name {
+					return nil, fmt.Errorf("seed %d%s appears twice in %s", r.Seed, of, name)
+				}
+				return nil, fmt.Errorf("seed %d%s is in both %s and %s: the shards overlap (were they run with the same -seeds and distinct -shard i/n?)", r.Seed, of, prev, name)
+			}
+			from[k] = name
+			if _, ok := order[r.Test]; !ok {
+				order[r.Test] = len(order)
+			}
 			all = append(all, r)
 		}
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i].Seed < all[j].Seed })
+	sort.SliceStable(all, func(i, j int) bool {
+		if a, b := order[all[i].Test], order[all[j].Test]; a != b {
+			return a < b
+		}
+		return all[i].Seed < all[j].Seed
+	})
 	return all, nil
 }

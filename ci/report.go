@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/seedfall/seedfall/engine"
@@ -80,6 +81,19 @@ func Report(o ReportOptions, stdout io.Writer) (int, error) {
 	// The runner here is data only (no engine, event or client): buildData reads the
 	// config, the seeds and the fail-on policy from it.
 	r := &runner{in: Inputs{Config: o.Config, Seeds: seedspec.Format(seeds), Mode: modePush, FailOn: failOnAny, Out: o.Out}, out: stdout}
+	// A sweep of several simulation tests: each result names its test, and its config
+	// is the one its own run recorded.
+	cwd, _ := os.Getwd()
+	for _, res := range results {
+		if res.Test == "" || slices.ContainsFunc(r.in.Tests, func(t TestTarget) bool { return t.Name == res.Test }) {
+			continue
+		}
+		t := TestTarget{Name: res.Test, Config: o.Config}
+		if res.Provenance != nil && res.Provenance.Config != "" {
+			t.Config = engineapi.ConfigFrom(res.Provenance, cwd)
+		}
+		r.in.Tests = append(r.in.Tests, t)
+	}
 	if r.upgradeLine, r.upgradeRev, err = recordedUpgrade(o.Results, results); err != nil {
 		return ExitError, err
 	}

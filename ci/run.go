@@ -190,10 +190,6 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		return r.publishMode(ctx)
 	}
 
-	seeds, err := r.in.seedsToSweep()
-	if err != nil {
-		return 0, err
-	}
 	where := "local run"
 	if ev.Name != "" {
 		where = ev.Name
@@ -213,17 +209,27 @@ func (r *runner) run(ctx context.Context) (int, error) {
 			return 0, err
 		}
 	}
-	r.printf("seedfall ci: %s: sweeping %d seeds of %s (%s mode%s)", where, len(seeds), r.in.name(), mode, shard)
-	if r.upgrade != nil {
-		r.printf("seedfall ci: %s", r.upgrade.line(r.ev))
+	var results []engine.Result
+	if len(r.in.Tests) > 0 {
+		if results, err = r.sweepTests(ctx, where, mode, shard); err != nil {
+			return 0, err
+		}
+	} else {
+		seeds, err := r.in.seedsToSweep()
+		if err != nil {
+			return 0, err
+		}
+		r.printf("seedfall ci: %s: sweeping %d seeds of %s (%s mode%s)", where, len(seeds), r.in.name(), mode, shard)
+		if r.upgrade != nil {
+			r.printf("seedfall ci: %s", r.upgrade.line(r.ev))
+		}
+		results, err = r.eng.Sweep(ctx, r.in.Config, seeds)
+		if err != nil {
+			return 0, fmt.Errorf("sweep %s: %w", r.in.Config, err)
+		}
+		results = append([]engine.Result(nil), results...)
+		sort.SliceStable(results, func(i, j int) bool { return results[i].Seed < results[j].Seed })
 	}
-
-	results, err := r.eng.Sweep(ctx, r.in.Config, seeds)
-	if err != nil {
-		return 0, fmt.Errorf("sweep %s: %w", r.in.Config, err)
-	}
-	results = append([]engine.Result(nil), results...)
-	sort.SliceStable(results, func(i, j int) bool { return results[i].Seed < results[j].Seed })
 	if r.upgrade != nil {
 		// results.jsonl records the line, so that seedfall report and merge keep it.
 		setUpgradeLine(results, r.upgrade.line(r.ev), r.upgrade.commit)
@@ -336,7 +342,7 @@ func (r *runner) loadBaseline(ctx context.Context) (store baselineStore, b *Base
 // whose search ran under a budget that may not have reached it, is neither: absence of
 // evidence is not a fix. other lists the signatures that would be fixed but for their
 // seeds' draw, each with that draw.
-func labelDraws(groups []*group, base *Baseline, results []engine.Result, fully map[uint64]bool) (fixed []string, other map[string]string) {
+func labelDraws(groups []*group, base *Baseline, results []engine.Result, fully map[seedKey]bool) (fixed []string, other map[string]string) {
 	current := map[string]bool{}
 	for _, g := range groups {
 		current[g.sig] = true
@@ -348,17 +354,18 @@ func labelDraws(groups []*group, base *Baseline, results []engine.Result, fully 
 			}
 		}
 	}
-	swept := map[uint64]bool{}
+	swept := map[seedKey]bool{}
 	for _, res := range results {
-		swept[res.Seed] = true
+		swept[seedKey{res.Test, res.Seed}] = true
 	}
 	now := runDraw(results)
 	for sig, e := range base.Signatures {
 		if current[sig] || e.Status == StatusFixed {
 			continue
 		}
-		evidence := slices.ContainsFunc(e.SearchSeeds, func(s uint64) bool { return fully[s] })
-		if !evidence && slices.ContainsFunc(e.Seeds, func(s uint64) bool { return swept[s] }) {
+		test := sigTest(sig)
+		evidence := slices.ContainsFunc(e.SearchSeeds, func(s uint64) bool { return fully[seedKey{test, s}] })
+		if !evidence && slices.ContainsFunc(e.Seeds, func(s uint64) bool { return swept[seedKey{test, s}] }) {
 			if was := base.entryDraw(e); was.differs(now) {
 				if other == nil {
 					other = map[string]string{}
@@ -477,7 +484,7 @@ func (r *runner) shrink(ctx context.Context, groups []*group) {
 			continue
 		}
 		per := left / time.Duration(len(todo)-i)
-		res, err := r.eng.Shrink(ctx, r.in.Config, *g.rep(), per)
+		res, err := r.eng.Shrink(ctx, r.configOf(g.rep().Test), *g.rep(), per)
 		if err != nil {
 			g.note = "not shrunk: " + err.Error()
 			r.action.Warningf("seedfall: shrink %s (seed %d): %v", g.sig, g.rep().Seed, err)
@@ -502,7 +509,7 @@ func (r *runner) shrunkPlanRef(sig string) string {
 	return filepath.Join(dir, faultsDir, sig+".json")
 }
 
-func (r *runner) replayCommand(seed uint64) string {
+func (r *runner) replayCommand(test string, seed uint64) string {
 	var flags []string
 	if r.upgrade != nil {
 		// The config's own "from" is not what ran: name the revision that did.
@@ -510,7 +517,116 @@ func (r *runner) replayCommand(seed uint64) string {
 	} else if r.upgradeRev != "" {
 		flags = append(flags, "-upgrade-from "+r.upgradeRev) // as the rendered sweep recorded
 	}
-	return cli.ReplayCommand(r.in.Config, seed, flags...)
+	return cli.ReplayCommand(r.configOf(test), seed, flags...)
+}
+
+// sweepTests sweeps each simulation test of a sweep of several, its share of the seeds
+// in turn, and returns the results, test by test and by seed within each. A result's
+// Test names its test and its signature is prefixed with it: one baseline, report and
+// comment keep the tests' failures apart (one bug in two tests is two signatures, as
+// in two configs).
+func (r *runner) sweepTests(ctx context.Context, where, mode, shard string) ([]engine.Result, error) {
+	perTest, err := r.in.testSeeds()
+	if err != nil {
+		return nil, err
+	}
+	total := 0
+	for _, ss := range perTest {
+		total += len(ss)
+	}
+	r.printf("seedfall ci: %s: sweeping %d seeds of %d simulation tests of %s (%s mode%s)", where, total, len(r.in.Tests), r.in.name(), mode, shard)
+	var out []engine.Result
+	for i, t := range r.in.Tests {
+		if len(perTest[i]) == 0 {
+			continue
+		}
+		r.printf("seedfall ci: %s: %d seeds", t.Name, len(perTest[i]))
+		res, err := r.eng.Sweep(ctx, t.Config, perTest[i])
+		if err != nil {
+			return nil, fmt.Errorf("sweep %s: %w", t.Name, err)
+		}
+		res = append([]engine.Result(nil), res...)
+		sort.SliceStable(res, func(i, j int) bool { return res[i].Seed < res[j].Seed })
+		for k := range res {
+			tagTest(&res[k], t.Name)
+		}
+		out = append(out, res...)
+	}
+	return out, nil
+}
+
+// tagTest marks r as a seed of test, in a sweep of several: its signature is keyed by
+// the test.
+func tagTest(r *engine.Result, test string) {
+	r.Test = test
+	if r.Failure != nil && r.Failure.Signature != "" {
+		f := *r.Failure
+		f.Signature = test + "." + f.Signature
+		r.Failure = &f
+	}
+}
+
+// sigTest is the test a signature of a sweep of several belongs to ("" for a config's).
+func sigTest(sig string) string {
+	if i := strings.LastIndex(sig, ".sig-"); i > 0 {
+		return sig[:i]
+	}
+	return ""
+}
+
+// configOf is the config of test (a sweep of several), or the sweep's own config.
+func (r *runner) configOf(test string) string {
+	for _, t := range r.in.Tests {
+		if t.Name == test {
+			return t.Config
+		}
+	}
+	return r.in.Config
+}
+
+// testRows are the per-test counts of a sweep of several tests (nil otherwise).
+func (r *runner) testRows(results []engine.Result, gs []report.Group) []report.TestRow {
+	if len(r.in.Tests) == 0 {
+		return nil
+	}
+	rows := make([]report.TestRow, len(r.in.Tests))
+	at := map[string]*report.TestRow{}
+	for i, t := range r.in.Tests {
+		rows[i] = report.TestRow{Name: t.Name, Command: t.Command}
+		at[t.Name] = &rows[i]
+	}
+	for _, res := range results {
+		row := at[res.Test]
+		if row == nil {
+			continue
+		}
+		row.Seeds++
+		switch res.Verdict {
+		case engine.VerdictPass:
+			row.Passed++
+		case engine.VerdictFail, engine.VerdictWatchdog:
+			row.Failed++
+		}
+	}
+	for _, g := range gs {
+		row := at[sigTest(g.Signature)]
+		if row == nil {
+			continue
+		}
+		switch g.Status {
+		case statusNew:
+			row.New++
+		case statusKnown:
+			row.Known++
+		}
+	}
+	return rows
+}
+
+// seedKey names one seed of one test.
+type seedKey struct {
+	test string
+	seed uint64
 }
 
 func statusRank(s report.Status) int {
@@ -582,7 +698,7 @@ func (r *runner) buildData(results []engine.Result, groups []*group, fixed []str
 			ShrinkNote:   g.note,
 			Faults:       rep.Faults,
 			Trace:        rep.Trace,
-			Replay:       r.replayCommand(rep.Seed),
+			Replay:       r.replayCommand(rep.Test, rep.Seed),
 			FirstSeen:    r.ev.SHA,
 			LastSeen:     r.ev.SHA,
 			AtNS:         rep.Failure.AtNS,
@@ -623,7 +739,7 @@ func (r *runner) buildData(results []engine.Result, groups []*group, fixed []str
 			LastSeen:   e.LastSeen,
 		}
 		if len(seeds) > 0 {
-			rg.Replay = r.replayCommand(seeds[0])
+			rg.Replay = r.replayCommand(sigTest(sig), seeds[0])
 		}
 		gs = append(gs, rg)
 		sum.Fixed++
@@ -639,6 +755,7 @@ func (r *runner) buildData(results []engine.Result, groups []*group, fixed []str
 		return a.Signature < b.Signature
 	})
 
+	sum.Tests = r.testRows(results, gs)
 	d := &report.Data{
 		Title:      "seedfall: " + r.in.name(),
 		Groups:     gs,
@@ -722,9 +839,9 @@ func exitCode(failOn string, s report.Summary) int {
 // untouched.
 func nextBaseline(base *Baseline, groups []*group, fixed []string, results []engine.Result, sha string, run int64) *Baseline {
 	next := base.clone()
-	swept := map[uint64]bool{}
+	swept := map[seedKey]bool{}
 	for _, res := range results {
-		swept[res.Seed] = true
+		swept[seedKey{res.Test, res.Seed}] = true
 		if res.Provenance != nil {
 			next.Provenance = res.Provenance
 		}
@@ -740,7 +857,7 @@ func nextBaseline(base *Baseline, groups []*group, fixed []string, results []eng
 		}
 		var keep []uint64
 		for _, s := range e.Seeds {
-			if !swept[s] {
+			if !swept[seedKey{sigTest(g.sig), s}] {
 				keep = append(keep, s)
 			}
 		}

@@ -14,6 +14,8 @@ import (
 // node over the seed's workload without its own random faults, each distinct crash
 // state there run with a restart and a recheck crash.
 type CrashSearch struct {
+	// Test is the simulation test searched, in a sweep of several ("" otherwise).
+	Test string `json:"test,omitempty"`
 	Seed uint64 `json:"seed"`
 	// States is how many distinct crash states the probe found; Ran how many ran (fewer
 	// when a budget left some out: Complete is then false).
@@ -81,25 +83,41 @@ func (r *runner) search(ctx context.Context, mode string) []*CrashSearch {
 		return nil
 	}
 	budget := r.searchBudget(mode)
+	targets := []TestTarget{{Config: r.in.Config}}
+	if len(r.in.Tests) > 0 {
+		targets = r.in.Tests
+	}
 	var out []*CrashSearch
-	for _, seed := range seeds {
-		what := "every crash state"
-		if budget > 0 {
-			what = fmt.Sprintf("up to %d crash states", budget)
+	for _, t := range targets {
+		of, dir := "", filepath.Join(r.in.Out, "crashes")
+		if t.Name != "" {
+			of, dir = t.Name+": ", filepath.Join(dir, t.Name)
 		}
-		r.printf("seedfall ci: %s of seed %d (the config's first node, its workload without random faults)", what, seed)
-		s, err := r.eng.Crashes(ctx, r.in.Config, seed, filepath.Join(r.in.Out, "crashes"), budget)
-		if err != nil {
-			r.action.Warningf("seedfall: crash states of seed %d: %v", seed, err)
-			continue
+	seeds:
+		for _, seed := range seeds {
+			what := "every crash state"
+			if budget > 0 {
+				what = fmt.Sprintf("up to %d crash states", budget)
+			}
+			r.printf("seedfall ci: %s%s of seed %d (the config's first node, its workload without random faults)", of, what, seed)
+			s, err := r.eng.Crashes(ctx, t.Config, seed, dir, budget)
+			if err != nil {
+				r.action.Warningf("seedfall: %scrash states of seed %d: %v", of, seed, err)
+				continue
+			}
+			if s.Skipped != "" {
+				r.printf("seedfall ci: %sno crash-state search: %s", of, s.Skipped)
+				break seeds
+			}
+			s.Seed, s.Test = seed, t.Name
+			for i := range s.Findings {
+				if t.Name != "" {
+					tagTest(&s.Findings[i].Result, t.Name)
+				}
+			}
+			r.printf("seedfall ci: %sseed %d: %d of %d crash states ran, %d distinct failures", of, seed, s.Ran, s.States, len(s.Findings))
+			out = append(out, s)
 		}
-		if s.Skipped != "" {
-			r.printf("seedfall ci: no crash-state search: %s", s.Skipped)
-			return out
-		}
-		s.Seed = seed
-		r.printf("seedfall ci: seed %d: %d of %d crash states ran, %d distinct failures", seed, s.Ran, s.States, len(s.Findings))
-		out = append(out, s)
 	}
 	return out
 }
@@ -143,11 +161,11 @@ func resultSignature(r *engine.Result) string {
 
 // searchedFully are the seeds whose search ran every state this run: a signature it
 // found before and not now is fixed only then (a budget may simply not have reached it).
-func searchedFully(searches []*CrashSearch) map[uint64]bool {
-	out := map[uint64]bool{}
+func searchedFully(searches []*CrashSearch) map[seedKey]bool {
+	out := map[seedKey]bool{}
 	for _, s := range searches {
 		if s.Complete {
-			out[s.Seed] = true
+			out[seedKey{s.Test, s.Seed}] = true
 		}
 	}
 	return out

@@ -31,6 +31,11 @@ type Config struct {
 	Workload NodeConfig `json:"workload"`
 	// Faults says how hostile the world is.
 	Faults FaultConfig `json:"faults"`
+	// Schedule are faults the test states, applied in every run at their times (or disk
+	// ops), as the workload's own (directed.go): a fixed scenario, such as the one
+	// `seedfall shrink -emit-test` writes from a shrunk plan (simtest.Schedule). Each is
+	// a fault of a plan.
+	Schedule []Fault `json:"schedule,omitempty"`
 	// Net sizes the simulated sockets' buffers.
 	Net NetConfig `json:"net"`
 	// StrictDirs makes a create, rename, unlink or mkdir survive a crash only once its
@@ -388,6 +393,14 @@ func (c *Config) validate() error {
 	}
 	if c.Workload.OnExit != "" || c.Workload.MaxRestarts != 0 || c.Workload.RestartWindow != 0 {
 		return errors.New("field workload.on_exit: the workload's exit ends the run (on_exit, max_restarts and restart_window are for nodes)")
+	}
+	for i, sf := range c.Schedule {
+		if err := sf.Validate(); err != nil {
+			return fmt.Errorf("field schedule[%d]: %v", i, err)
+		}
+		if !seen[sf.Node] {
+			return fmt.Errorf("field schedule[%d].node: %q is not a node of the config", i, sf.Node)
+		}
 	}
 	f := c.Faults
 	for _, r := range []struct {

@@ -73,17 +73,27 @@ func (s *Sim) Shrink(ctx context.Context, seed uint64, opt ShrinkOptions) (*Shri
 	// sw is the swarm draw the candidates run under (swarm.go): the original run's, until
 	// shrink turns a kind off.
 	sw := orig.Swarm
-	try := func(cands [][]Fault, sw SwarmDraw) []bool {
+	// The workload's directed faults stay in every candidate, in their places: shrink
+	// works on the random ones (directed.go).
+	var directed, random []placed
+	for i, f := range orig.Faults {
+		if f.Directed {
+			directed = append(directed, placed{f, i})
+		} else {
+			random = append(random, placed{f, i})
+		}
+	}
+	try := func(cands [][]placed, sw SwarmDraw) []bool {
 		ok := make([]bool, len(cands))
 		sem := make(chan struct{}, workers)
 		var wg sync.WaitGroup
 		for i, c := range cands {
 			wg.Add(1)
 			sem <- struct{}{}
-			go func(i int, c []Fault) {
+			go func(i int, c []placed) {
 				defer wg.Done()
 				defer func() { <-sem }()
-				r := run(ctx, seed, RunOptions{Plan: &FaultPlan{Seed: seed, Faults: renumber(c), Swarm: sw}})
+				r := run(ctx, seed, RunOptions{Plan: &FaultPlan{Seed: seed, Faults: renumber(merge(directed, c)), Swarm: sw}})
 				good := r.Verdict == VerdictFail && r.Failure != nil && r.Failure.Signature == sig
 				mu.Lock()
 				res.Runs++
@@ -103,16 +113,16 @@ func (s *Sim) Shrink(ctx context.Context, seed uint64, opt ShrinkOptions) (*Shri
 	outOfBudget := func() bool {
 		return ctx.Err() != nil || (!deadline.IsZero() && time.Now().After(deadline))
 	}
-	cur := append([]Fault(nil), orig.Faults...)
+	cur := random
 	// The recorded plan must reproduce the failure; if it does not, replay is broken.
-	if ok := try([][]Fault{cur}, sw); !ok[0] {
-		return nil, fmt.Errorf("seed %d: replaying the recorded %d faults does not reproduce the failure (a determinism bug: run with -check)", seed, len(cur))
+	if ok := try([][]placed{cur}, sw); !ok[0] {
+		return nil, fmt.Errorf("seed %d: replaying the recorded %d faults does not reproduce the failure (a determinism bug: run with -check)", seed, len(orig.Faults))
 	}
 	// ddmin: try removing chunks (complements), refining granularity.
 	n := 2
 	for len(cur) >= 2 && !outOfBudget() {
 		chunks := split(cur, n)
-		var cands [][]Fault
+		var cands [][]placed
 		for i := range chunks {
 			cands = append(cands, without(chunks, i))
 		}
@@ -142,7 +152,7 @@ func (s *Sim) Shrink(ctx context.Context, seed uint64, opt ShrinkOptions) (*Shri
 		}
 	}
 	if len(cur) == 1 && !outOfBudget() {
-		if ok := try([][]Fault{{}}, sw); ok[0] {
+		if ok := try([][]placed{{}}, sw); ok[0] {
 			cur = nil
 		}
 	}
@@ -153,37 +163,35 @@ func (s *Sim) Shrink(ctx context.Context, seed uint64, opt ShrinkOptions) (*Shri
 			break
 		}
 		off, _ := sw.off(kind)
-		var cand []Fault
+		var cand []placed
 		for _, f := range cur {
 			if f.Kind != kind {
 				cand = append(cand, f)
 			}
 		}
-		if ok := try([][]Fault{cand}, off); ok[0] {
+		if ok := try([][]placed{cand}, off); ok[0] {
 			cur, sw = cand, off
 			res.KindsOff = append(res.KindsOff, kind)
 		}
 	}
 	// Simplify each remaining fault.
 	for i := 0; i < len(cur) && !outOfBudget(); i++ {
-		for _, simpler := range simplifications(cur[i]) {
-			cand := append([]Fault(nil), cur...)
-			cand[i] = simpler
-			if ok := try([][]Fault{cand}, sw); ok[0] {
+		for _, simpler := range simplifications(cur[i].Fault) {
+			cand := append([]placed(nil), cur...)
+			cand[i].Fault = simpler
+			if ok := try([][]placed{cand}, sw); ok[0] {
 				cur = cand
 			}
 		}
 	}
 	res.Exhausted = outOfBudget()
-	if cur == nil {
-		cur = []Fault{}
-	}
+
 	// The minimal plan, run for its recorded faults (times and ops as they fired). A
 	// crash armed by time in the original run keeps that time as the key of its
 	// tearing, but it is no time of the minimal plan's run (where the crash fires
 	// earlier or later): it moves to StreamNS, which keys the same stream, so that the
 	// tearing is the same and cause reads no stale arming time.
-	minimal := renumber(cur)
+	minimal := renumber(merge(directed, cur))
 	if plain := withoutArmed(minimal); plain != nil {
 		minimal = plain
 	}
@@ -232,8 +240,28 @@ func simplifications(f Fault) []Fault {
 	return nil
 }
 
-func split(fs []Fault, n int) [][]Fault {
-	var out [][]Fault
+// placed is a fault with its place in the run's plan, so that the random faults shrink
+// keeps go back between the directed ones in their order.
+type placed struct {
+	Fault
+	at int
+}
+
+// merge is a and b, each in plan order, as one plan.
+func merge(a, b []placed) []Fault {
+	out := make([]Fault, 0, len(a)+len(b))
+	for len(a) > 0 || len(b) > 0 {
+		if len(b) == 0 || len(a) > 0 && a[0].at < b[0].at {
+			out, a = append(out, a[0].Fault), a[1:]
+		} else {
+			out, b = append(out, b[0].Fault), b[1:]
+		}
+	}
+	return out
+}
+
+func split[T any](fs []T, n int) [][]T {
+	var out [][]T
 	size := (len(fs) + n - 1) / n
 	for i := 0; i < len(fs); i += size {
 		out = append(out, fs[i:min(i+size, len(fs))])
@@ -241,8 +269,8 @@ func split(fs []Fault, n int) [][]Fault {
 	return out
 }
 
-func without(chunks [][]Fault, skip int) []Fault {
-	var out []Fault
+func without[T any](chunks [][]T, skip int) []T {
+	var out []T
 	for i, c := range chunks {
 		if i != skip {
 			out = append(out, c...)

@@ -64,6 +64,8 @@ func (inc *incarnation) CrashNow(op wasi.DiskOp, partial string) {
 		f.RestartNS = n.midPlanned.RestartNS
 		f.ArmedNS, f.SkipOps = n.midPlanned.AtNS, n.midPlanned.SkipOps
 		f.Build = n.midPlanned.Build
+		f.Directed = n.midPlanned.Directed
+		n.heldDown = n.heldDown || (f.Directed && f.RestartNS == 0)
 	} else {
 		for _, a := range n.armed {
 			if a.Kind == FaultCrash && a.Incarnation == inc.n && a.DiskOp == op.N {
@@ -71,6 +73,8 @@ func (inc *incarnation) CrashNow(op wasi.DiskOp, partial string) {
 				f.ArmedNS, f.StreamNS, f.SkipOps = a.ArmedNS, a.StreamNS, a.SkipOps
 				f.Build = a.Build
 				f.CrashState = a.CrashState
+				f.Directed = a.Directed
+				n.heldDown = n.heldDown || (f.Directed && f.RestartNS == 0)
 			}
 		}
 	}
@@ -99,7 +103,7 @@ func (inc *incarnation) CrashNow(op wasi.DiskOp, partial string) {
 	if partial != "" {
 		partial = " (" + partial + ")"
 	}
-	inc.w.tracef("fault", "crash %s during disk op #%d %s%s%s", inc.label, op.N, op.What, partial, armed)
+	inc.w.tracef("fault", "crash %s during disk op #%d %s%s%s%s", inc.label, op.N, op.What, partial, armed, noteOf(f))
 	inc.crash = true
 	inc.killed = true
 	panic(sys.NewExitError(exitCrashed))

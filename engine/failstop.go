@@ -35,7 +35,7 @@ func (w *world) failStopExit(inc *incarnation, detail string) {
 	w.tracef(inc.label, "exited with code %d%s (fail-stop): restart at %s", inc.code, detail, formatDuration(at))
 	w.stats.FailStopRestarts++
 	w.schedule(at, func() {
-		if n.inc == nil && !w.done {
+		if n.inc == nil && !w.done && !n.heldDown {
 			w.start(n)
 		}
 	})

@@ -42,6 +42,13 @@ const (
 	FaultLostWrite   FaultKind = "lost_write"        // the write is acknowledged, never stored: gone after the next crash
 	FaultWriteEIO    FaultKind = "write_eio"         // the write fails with EIO and writes nothing
 	FaultSlowIO      FaultKind = "slow_io"           // the write or fsync takes LatencyNS more virtual time
+	// FaultRestart starts a node that is down (after a crash or a kill that did not
+	// restart it); a node that is up is left alone. FaultHeal heals a partition that
+	// lasts until healed (duration_ns 0): Node's links to Peers. Neither is drawn by a
+	// rate: the workload asks for them (directed faults, directed.go), or a plan states
+	// them.
+	FaultRestart FaultKind = "restart"
+	FaultHeal    FaultKind = "heal"
 )
 
 // Fault is one planned fault. A fault fires at virtual time AtNS, or, when DiskOp > 0,
@@ -97,6 +104,10 @@ type Fault struct {
 	// torn write which tear point. seedfall crashes writes it; a plan that states it
 	// replays that crash state exactly.
 	CrashState []int `json:"crash_state,omitempty"`
+	// Directed marks a fault the workload asked for (sim.Crash, simtest's T.Crash, ...:
+	// directed.go). A run's plan records it as it fired; a replay of the plan does not
+	// apply it (the workload asks again, at the same moment), and shrink never drops it.
+	Directed bool `json:"directed,omitempty"`
 }
 
 // UnmarshalJSON reads a fault, taking restart_ns (the old name of restart_after_ns) in
@@ -173,6 +184,9 @@ func (f Fault) text(v faultVariant) string {
 		fmt.Fprintf(&b, "%s %s", f.Kind, f.Node)
 		if s != nil && s.detail != nil {
 			s.detail(&b, f)
+		}
+		if f.Directed {
+			b.WriteString(directedNote)
 		}
 	}
 	return b.String()

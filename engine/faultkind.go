@@ -62,7 +62,13 @@ func kindTable() []*kindSpec {
 			pinned: true,
 			arm:    func(inc *incarnation, f Fault) { inc.crashAt = f.DiskOp },
 			apply: func(w *world, n *node, f Fault) {
+				if f.Directed && !f.MidOp && f.RestartNS == 0 {
+					n.heldDown = true // a mid-op one when it fires (diskop.go)
+				}
 				if n.inc == nil || n.inc.state == incDone {
+					if f.Directed {
+						w.tracef("fault", "crash %s: it is down%s", n.name, directedNote)
+					}
 					return // already down: nothing to crash
 				}
 				if f.MidOp {
@@ -76,7 +82,7 @@ func kindTable() []*kindSpec {
 				f.Build = w.restartBuild(n, f)
 				w.applied = append(w.applied, f)
 				inc := n.inc
-				w.tracef("fault", "crash %s (idle)", inc.label)
+				w.tracef("fault", "crash %s (idle)%s", inc.label, noteOf(f))
 				w.kill(inc, deathPower)
 				var rng disk.Chooser = w.crashRand(n.name, f.AtNS)
 				if len(f.CrashState) > 0 {
@@ -161,16 +167,22 @@ func kindTable() []*kindSpec {
 			kind: FaultKill,
 			knob: "kill_per_sec",
 			apply: func(w *world, n *node, f Fault) {
+				if f.Directed && f.RestartNS == 0 {
+					n.heldDown = true
+				}
 				if n.inc == nil || n.inc.state == incDone {
+					if f.Directed {
+						w.tracef("fault", "kill %s: it is down%s", n.name, directedNote)
+					}
 					return // already down: nothing to kill
 				}
 				w.applied = append(w.applied, f)
 				inc := n.inc
-				w.tracef("fault", "kill %s (process death: the page cache survives, the kernel closes its sockets)", inc.label)
+				w.tracef("fault", "kill %s (process death: the page cache survives, the kernel closes its sockets)%s", inc.label, noteOf(f))
 				w.kill(inc, deathProcess)
 				if f.RestartNS > 0 {
 					w.schedule(w.now+f.RestartNS, func() {
-						if n.inc == nil && !w.done {
+						if n.inc == nil && !w.done && !n.heldDown {
 							w.start(n)
 						}
 					})
@@ -282,7 +294,7 @@ func kindTable() []*kindSpec {
 				// Overlapping pauses extend each other; the node resumes when the last ends.
 				end := w.now + f.DurationNS
 				n.pausedTo = max(n.pausedTo, end)
-				w.tracef("fault", "pause %s for %s", n.inc.label, formatDuration(f.DurationNS))
+				w.tracef("fault", "pause %s for %s%s", n.inc.label, formatDuration(f.DurationNS), noteOf(f))
 				w.schedule(end, func() {
 					if n.pausedTo <= w.now {
 						w.tracef("fault", "resume %s", n.name)
@@ -357,6 +369,8 @@ func kindTable() []*kindSpec {
 		deviceKind(FaultLostWrite, "lost-write"),
 		deviceKind(FaultWriteEIO, "disk-error"),
 		deviceKind(FaultSlowIO, "slow-io"),
+		restartKind(),
+		healKind(),
 	}
 }
 
@@ -364,6 +378,10 @@ func partitionDetail(b *strings.Builder, f Fault) {
 	dir := "<->"
 	if f.OneWay {
 		dir = "->"
+	}
+	if f.Directed && f.DurationNS == 0 {
+		fmt.Fprintf(b, " %s %s until healed", dir, strings.Join(f.Peers, ","))
+		return
 	}
 	fmt.Fprintf(b, " %s %s for %s", dir, strings.Join(f.Peers, ","), formatDuration(f.DurationNS))
 }

@@ -67,7 +67,7 @@ func TestFaultKindTable(t *testing.T) {
 	if !slices.Equal(consts, table) {
 		t.Errorf("FaultKind constants %v, table entries %v: want one entry per constant, in order", consts, table)
 	}
-	if err := (Fault{Kind: "meteor", Node: "n"}).Validate(); err == nil || err.Error() != `kind "meteor" is not a fault kind (want crash, kill, partition, split, latency, reset, pause, clock_jump, clock_skew, fsync_eio, read_eio, corrupt, corrupt_read, misdirected_write, lost_write, write_eio or slow_io)` {
+	if err := (Fault{Kind: "meteor", Node: "n"}).Validate(); err == nil || err.Error() != `kind "meteor" is not a fault kind (want crash, kill, partition, split, latency, reset, pause, clock_jump, clock_skew, fsync_eio, read_eio, corrupt, corrupt_read, misdirected_write, lost_write, write_eio, slow_io, restart or heal)` {
 		t.Errorf("unknown kind: %v", err)
 	}
 }

@@ -210,10 +210,21 @@ func (w *world) installPlan() {
 			w.tracef("world", "clock of %s drifts %+dppm", n.name, n.skewPPM)
 		}
 	}
-	w.planned = append([]Fault(nil), plan.Faults...)
+	// A plan's directed faults are a record: the workload asks for them again.
+	w.planned = append([]Fault(nil), undirected(plan.Faults)...)
 	// The trace does not list the plan: a generated plan and the saved plan of the faults
 	// it applied must give byte-identical traces. Faults are traced as they fire.
 	w.rescheduleFaults(w.planned)
+	// The config's schedule: the test's own faults, in every run (a plan recorded them as
+	// directed, so it did not install them above).
+	if len(w.cfg.Schedule) > 0 {
+		sched := make([]Fault, len(w.cfg.Schedule))
+		for i, f := range w.cfg.Schedule {
+			f.Directed = true
+			sched[i] = f
+		}
+		w.rescheduleFaults(sched)
+	}
 }
 
 func (w *world) rescheduleFaults(fs []Fault) {
@@ -237,7 +248,9 @@ func (w *world) rescheduleFaults(fs []Fault) {
 		}
 		gen := w.faultGen
 		w.schedule(f.AtNS, func() {
-			if gen == w.faultGen {
+			// A future re-randomized by cause cancels the planned faults after its moment,
+			// not the test's own.
+			if gen == w.faultGen || f.Directed {
 				w.applyFault(f)
 			}
 		})
@@ -248,7 +261,7 @@ func (w *world) rescheduleFaults(fs []Fault) {
 func (w *world) applyFault(f Fault) {
 	n := w.byName[f.Node]
 	f.AtNS = w.now
-	if w.quiet(f) {
+	if !f.Directed && w.quiet(f) {
 		return
 	}
 	spec := specOf(f.Kind)
@@ -272,7 +285,7 @@ func (w *world) crashed(n *node, f Fault, rng disk.Chooser) {
 	n.nextBuild = f.Build
 	if f.RestartNS > 0 {
 		w.schedule(w.now+f.RestartNS, func() {
-			if n.inc == nil && !w.done {
+			if n.inc == nil && !w.done && !n.heldDown {
 				w.start(n)
 			}
 		})
@@ -377,6 +390,18 @@ func (w *world) partition(f Fault) {
 		}
 	}
 	apply(1)
+	if f.Directed && f.DurationNS == 0 {
+		// Until the workload heals it, link by link (directed.go).
+		for _, p := range peers {
+			w.heldCuts[cutKey(n.name, p.name)] = heldCut{apply: func(d int) {
+				w.net.SetCut(n.host, p.host, d)
+				if !f.OneWay {
+					w.net.SetCut(p.host, n.host, d)
+				}
+			}}
+		}
+		return
+	}
 	w.schedule(w.now+f.DurationNS, func() {
 		apply(-1)
 		w.tracef("fault", "heal %s", f.Node)

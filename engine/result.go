@@ -84,6 +84,9 @@ type PropertyHit struct {
 
 // Result is the outcome of one run of one seed.
 type Result struct {
+	// Test is the simulation test the seed ran, in a sweep of several (the Action's
+	// `test: ./...`); its signature is then prefixed with the test's name.
+	Test    string   `json:"test,omitempty"`
 	Seed    uint64   `json:"seed"`
 	Verdict Verdict  `json:"verdict"`
 	Failure *Failure `json:"failure,omitempty"`

@@ -292,7 +292,7 @@ func (w *world) reseed() {
 		for _, f := range n.armed {
 			// Compare with the moment, not w.now: the scheduler may regain control a few
 			// microseconds past it, and a fault armed in between belongs to the future.
-			if f.ArmedNS > 0 && f.ArmedNS <= w.opt.reseedAt {
+			if f.Directed || (f.ArmedNS > 0 && f.ArmedNS <= w.opt.reseedAt) {
 				keep = append(keep, f)
 			}
 		}

@@ -51,8 +51,10 @@ type world struct {
 	devKnobs                  int8                     // 0: not yet looked at, 1: every device knob off, 2: some on
 	reseeded                  bool
 
-	nodes    []*node
-	byName   map[string]*node
+	nodes  []*node
+	byName map[string]*node
+	// heldCuts are the links directed partitions cut until a heal (directed.go).
+	heldCuts map[[2]string]heldCut
 	runnable []*incarnation
 	yield    chan struct{}
 	running  *incarnation
@@ -113,6 +115,9 @@ type node struct {
 	inc       *incarnation // current incarnation, nil while down
 	lives     int          // incarnations started so far
 	pausedTo  int64
+	// heldDown: the workload crashed or killed the node (a directed fault): it stays
+	// down until the workload restarts it, whatever restart another fault scheduled.
+	heldDown bool
 	// clocks
 	skewPPM  int64
 	wallJump int64
@@ -235,6 +240,7 @@ func newWorld(s *Sim, seed uint64, opt runOptions) *world {
 		rngNet:    streamRand(seed, "net"),
 		rngDisk:   streamRand(seed, "disk"),
 		byName:    map[string]*node{},
+		heldCuts:  map[[2]string]heldCut{},
 		yield:     make(chan struct{}),
 		traceHash: sha256.New(),
 		props:     map[string]*PropertyHit{},

@@ -99,6 +99,14 @@ func mdCounts(d *Data) string {
 	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|\n")
 	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d | %d |\n\n", s.Total, s.Passed, s.Failed, s.Liveness, s.Horizon, s.Watchdog, s.Errors)
 
+	if len(s.Tests) > 0 {
+		b.WriteString("| test | seeds | passed | failed | new | known |\n")
+		b.WriteString("|---|---:|---:|---:|---:|---:|\n")
+		for _, t := range s.Tests {
+			fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d |\n", codeSpan(clip(t.Name, 100)), t.Seeds, t.Passed, t.Failed, t.New, t.Known)
+		}
+		b.WriteString("\n")
+	}
 	var facts []string
 	for _, f := range []struct{ name, value string }{
 		{"config", s.Config}, {"seeds", s.Seeds}, {"commit", s.Commit}, {"ref", s.Ref}, {"event", s.Event},

@@ -131,10 +131,20 @@ type Summary struct {
 	// upgrade across commits (the Action's input upgrade-from): "upgrade (server): data
 	// written by base 3f2a1c0, read by this PR's build 9e8d7c6". Empty otherwise.
 	Upgrade string
+	// Tests are the simulation tests of a sweep of several (the Action's test: ./...),
+	// each with its own counts; empty for a sweep of one config or test.
+	Tests []TestRow
 	// Search sums up the crash-state search the run did beside the sweep (the Action's
 	// crash-seeds): "crash-state search of seed 1: 200 of 1149 states (budget), 1 distinct
 	// failure". Empty when none ran.
 	Search string
+}
+
+// TestRow is one simulation test of a sweep of several: its seeds, how many failed,
+// its failing signatures (new and known) and the command that names it.
+type TestRow struct {
+	Name, Command                     string
+	Seeds, Passed, Failed, New, Known int
 }
 
 // Data is everything a report shows.

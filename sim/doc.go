@@ -41,6 +41,12 @@
 // checks eventual properties; the config's liveness.quiet counts from the last fault
 // that did happen. Outside the simulator both do nothing.
 //
+// # Directed faults
+//
+// [Crash], [Kill], [Restart], [Partition], [Heal] and [Pause] are faults the program
+// asks for at a moment of its choosing (a regression test of one scenario); they replay
+// exactly and shrink keeps them. Outside the simulator they return [ErrNotSimulated].
+//
 // # What it may use
 //
 // sim is linked into the guest, so it imports only the standard library, and it reaches

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strconv"
@@ -158,4 +160,66 @@ func encodeDetails(details map[string]any) []byte {
 		return nil
 	}
 	return encode(details)
+}
+
+// Directed faults: a workload (or any program of the run) crashes, kills, restarts,
+// partitions, heals or pauses a node at a moment of its choosing, in virtual time, the
+// way gosim's and turmoil's tests do. Each takes effect before the call returns, is
+// traced and recorded in the run's faults like a random fault (marked "directed"), and
+// replays exactly: replay, shrink and -check run the same program, which asks again at
+// the same moment (shrink never drops them). A node the workload crashed or killed
+// stays down until it restarts it, whatever restart a random fault scheduled; a
+// partition made with Partition lasts until Heal. The error says why a request was
+// refused (an unknown node, the workload as the target, a heal of a partition that is
+// not in effect). Outside the simulator each returns ErrNotSimulated.
+
+// ErrNotSimulated is what the directed faults return outside the simulator: natively
+// there is no machine to power off (package simtest does what it can there).
+var ErrNotSimulated = errors.New("sim: directed faults need the simulator")
+
+// Crash powers node off now: what its disk had not made durable is lost, as in a
+// random crash. It stays down until Restart.
+func Crash(node string) error { return fault(faultReq{Kind: "crash", Node: node}) }
+
+// CrashDuringNextDiskOp powers node off during its next disk operation (a write, an
+// fsync, a rename: what of it lands is drawn as in a random mid-op crash, with torn
+// writes when the config has them). It stays down until Restart. If the node does no
+// disk op before a restart, the crash does not happen.
+func CrashDuringNextDiskOp(node string) error {
+	return fault(faultReq{Kind: "crash", Node: node, MidOp: true})
+}
+
+// Kill kills node's process now (SIGKILL, the OOM killer): the page cache survives and
+// the kernel closes its sockets. It stays down until Restart.
+func Kill(node string) error { return fault(faultReq{Kind: "kill", Node: node}) }
+
+// Restart starts node again if it is down (a node that is up is left alone). It
+// returns once the new process is started, not once it serves: its recovery runs
+// after.
+func Restart(node string) error { return fault(faultReq{Kind: "restart", Node: node}) }
+
+// Partition cuts the links between a and b, both ways, until Heal(a, b).
+func Partition(a, b string) error {
+	return fault(faultReq{Kind: "partition", Node: a, Peers: []string{b}})
+}
+
+// Heal heals a partition that Partition made between a and b.
+func Heal(a, b string) error { return fault(faultReq{Kind: "heal", Node: a, Peers: []string{b}}) }
+
+// Pause stops scheduling node for d of virtual time (a GC stall, SIGSTOP): its timers
+// and peers go on without it.
+func Pause(node string, d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("sim: Pause(%q, %s): a pause needs a positive duration", node, d)
+	}
+	return fault(faultReq{Kind: "pause", Node: node, DurationNS: int64(d)})
+}
+
+// faultReq is the seedfall.fault request (docs/ABI.md).
+type faultReq struct {
+	Kind       string   `json:"kind"`
+	Node       string   `json:"node"`
+	Peers      []string `json:"peers,omitempty"`
+	DurationNS int64    `json:"duration_ns,omitempty"`
+	MidOp      bool     `json:"mid_op,omitempty"`
 }

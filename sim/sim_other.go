@@ -97,3 +97,5 @@ func setupComplete(details []byte) {}
 func failureContext(text string) {}
 
 func stopFaults(d time.Duration) {}
+
+func fault(faultReq) error { return ErrNotSimulated }

@@ -3,6 +3,8 @@
 package sim
 
 import (
+	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"syscall"
@@ -37,6 +39,9 @@ func hostStopFaults(ns int64) uint32
 
 //go:wasmimport seedfall op_return
 func opReturnHost(id uint32, output unsafe.Pointer, outputLen uint32) uint32
+
+//go:wasmimport seedfall fault
+func hostFault(req unsafe.Pointer, reqLen uint32, why unsafe.Pointer, whyCap uint32, whyLen unsafe.Pointer) uint32
 
 //go:wasmimport seedfall failure_context
 func hostFailureContext(text unsafe.Pointer, textLen uint32) uint32
@@ -173,3 +178,19 @@ func setupComplete(details []byte) { hostSetupComplete(bytesPtr(details), uint32
 func failureContext(text string) { hostFailureContext(strPtr(text), uint32(len(text))) }
 
 func stopFaults(d time.Duration) { hostStopFaults(int64(d)) }
+
+func fault(r faultReq) error {
+	req, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	why := make([]byte, 512)
+	var n uint32
+	if e := hostFault(bytesPtr(req), uint32(len(req)), unsafe.Pointer(&why[0]), uint32(len(why)), unsafe.Pointer(&n)); e != 0 {
+		if n == 0 {
+			return fmt.Errorf("sim: %s %s: %w", r.Kind, r.Node, syscall.Errno(e))
+		}
+		return fmt.Errorf("sim: %s", why[:n])
+	}
+	return nil
+}

@@ -33,7 +33,11 @@ type N struct {
 	serving    bool
 	fatal      func(msg string) // native: t.Errorf and unwind; sim: print and exit 1
 	cleanups   []func()
-	dirs       map[string]bool
+	// Native only (nil under the simulator): pause holds a request while the node is
+	// paused; track records the node's connections, closed when it stops.
+	pause func()
+	track func(c net.Conn, on bool)
+	dirs  map[string]bool
 }
 
 func newN(name, root string, c caller) *N {
@@ -122,6 +126,17 @@ func (n *N) Handle(method string, fn any) {
 	}
 }
 
+// runCleanups runs the Cleanup functions, the last registered first, once.
+func (n *N) runCleanups() {
+	n.mu.Lock()
+	fs := n.cleanups
+	n.cleanups = nil
+	n.mu.Unlock()
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
+	}
+}
+
 func (n *N) started() {
 	n.mu.Lock()
 	n.serving = true
@@ -155,6 +170,10 @@ func (n *N) serve(ln net.Listener) error {
 
 func (n *N) serveConn(conn net.Conn) {
 	defer conn.Close()
+	if n.track != nil {
+		n.track(conn, true)
+		defer n.track(conn, false)
+	}
 	r := bufio.NewReader(conn)
 	var out []byte
 	for {
@@ -170,6 +189,9 @@ func (n *N) serveConn(conn net.Conn) {
 			}
 		}
 		if resp.Err == nil {
+			if n.pause != nil {
+				n.pause()
+			}
 			resp = n.dispatch(req)
 		}
 		out = appendResponse(out[:0], resp)
@@ -286,6 +308,7 @@ func (e *CallError) Unwrap() error { return e.Err }
 type caller struct{ *calls }
 
 type calls struct {
+	from  string // the process's name: a node's, or "workload"
 	mu    sync.Mutex
 	conns map[string]*rpcConn
 	dials map[string]int
@@ -324,6 +347,11 @@ func (c caller) Call(node, method string, args ...any) *Reply {
 		}
 		return &Reply{err: &CallError{Node: node, Method: method, Sent: sent, Err: err}}
 	}
+	if c.net != nil {
+		if err := c.net.reachable(c.from, node); err != nil {
+			return fail(false, err)
+		}
+	}
 	if rc.conn == nil {
 		if err := c.dial(node, rc); err != nil {
 			return fail(false, err)
@@ -360,6 +388,34 @@ func (c caller) Connect(node string) error {
 		return nil
 	}
 	return c.dial(node, rc)
+}
+
+// drop closes this process's connection to node, if it has one.
+func (c caller) drop(node string) {
+	rc := c.conn(node)
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.conn != nil {
+		rc.conn.Close()
+		rc.conn, rc.r = nil, nil
+	}
+}
+
+// closeTo closes this process's connections to the nodes match picks (natively, when a
+// node stops or a link is cut).
+func (c *calls) closeTo(match func(from, to string) bool) {
+	c.mu.Lock()
+	var nodes []string
+	for node := range c.conns {
+		if match(c.from, node) {
+			nodes = append(nodes, node)
+		}
+	}
+	c.mu.Unlock()
+	sort.Strings(nodes)
+	for _, node := range nodes {
+		caller{c}.drop(node)
+	}
 }
 
 // Conns is how many connections this process made to node: a new one means the last

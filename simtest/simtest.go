@@ -58,9 +58,14 @@ type decl struct {
 	faults   json.RawMessage
 	horizon  time.Duration
 	strict   bool
+	memMiB   int
 	lin      string
 	patches  []string
 	errs     []string
+	// schedule is a fixed scenario of faults (Schedule) in place of the random ones, as
+	// the config's "schedule"; nativeSteps the same faults for the native run.
+	schedule    json.RawMessage
+	nativeSteps []Fault
 }
 
 type nodeDecl struct {
@@ -130,6 +135,10 @@ func Workload(fn func(t *T)) Option {
 // 60s); a workload still running then is a liveness failure.
 func Horizon(h time.Duration) Option { return optionFunc(func(d *decl) { d.horizon = h }) }
 
+// MemoryLimit caps the memory of each node and of the workload at mib MiB (the config's
+// "memory_limit_mib", default 512): for a store that maps large files.
+func MemoryLimit(mib int) Option { return optionFunc(func(d *decl) { d.memMiB = mib }) }
+
 // StrictDirs makes a create, rename, unlink or mkdir survive a crash only once its
 // parent directory was fsynced (the config's "strict_dirs").
 func StrictDirs() Option { return optionFunc(func(d *decl) { d.strict = true }) }
@@ -189,8 +198,8 @@ func validName(s string) bool {
 func (d *decl) describe(name string) simdecl.Test {
 	td := simdecl.Test{
 		Name: name, Workload: d.workload != nil, Faults: d.faults,
-		HorizonNS: int64(d.horizon), StrictDirs: d.strict, Linearizability: d.lin,
-		Patches: d.patches, Errors: d.errs,
+		HorizonNS: int64(d.horizon), StrictDirs: d.strict, MemoryLimitMiB: d.memMiB, Linearizability: d.lin,
+		Patches: d.patches, Errors: d.errs, Schedule: d.schedule,
 	}
 	for _, n := range d.nodes {
 		sn := simdecl.Node{Name: n.name}
@@ -208,6 +217,9 @@ func (d *decl) describe(name string) simdecl.Test {
 func Run(t *testing.T, opts ...Option) {
 	t.Helper()
 	d := collect(opts)
+	if s := scheduleOf(t); s != nil {
+		d.useSchedule(s)
+	}
 	role, inSim := os.LookupEnv(simdecl.RoleEnv)
 	if !inSim {
 		runNative(t, d)
@@ -239,7 +251,16 @@ func runWorkload(d *decl) {
 		fmt.Printf("simtest: %s\n", strings.Join(d.errs, "; "))
 		os.Exit(2)
 	}
-	t := &T{caller: newCaller()}
+	c := newCaller()
+	c.from = "workload"
+	// No map here: making one draws from the runtime's random stream, which the
+	// workload's own math/rand shares, and would move every seed's draws.
+	t := &T{caller: c}
+	for _, n := range d.nodes {
+		if n.fn == nil {
+			t.binaries = append(t.binaries, n.name)
+		}
+	}
 	func() {
 		defer func() {
 			if r := recover(); r != nil && r != errFatal {
@@ -270,7 +291,9 @@ func runNode(d *decl, name string) {
 		fmt.Fprintf(os.Stderr, "simtest: this test declares no function node %q\n", name)
 		os.Exit(2)
 	}
-	n := newN(name, "/data", newCaller())
+	c := newCaller()
+	c.from = name
+	n := newN(name, "/data", c)
 	ln, err := listen(simdecl.Port)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "simtest: node %s: listen: %v\n", name, err)

@@ -47,6 +47,49 @@ func TestFaultsMirrorConfig(t *testing.T) {
 	}
 }
 
+// TestScheduleFaultMirrorsPlan: every field of simtest.Fault is a field of a plan's
+// fault (engine.Fault) with the same JSON name, and a schedule encodes into faults the
+// engine reads back as given (durations as nanoseconds), in a config's "schedule".
+func TestScheduleFaultMirrorsPlan(t *testing.T) {
+	planT := reflect.TypeFor[engine.Fault]()
+	plan := map[string]bool{}
+	for i := range planT.NumField() {
+		plan[planT.Field(i).Tag.Get("json")] = true
+	}
+	simT := reflect.TypeFor[Fault]()
+	for i := range simT.NumField() {
+		if tag := simT.Field(i).Tag.Get("json"); !plan[tag] {
+			t.Errorf("simtest.Fault.%s has JSON name %q, which engine.Fault has not", simT.Field(i).Name, tag)
+		}
+	}
+	sched := []Fault{
+		{At: 427 * time.Millisecond, Kind: "crash", Node: "db", RestartAfter: 300 * time.Millisecond},
+		{At: time.Second, Kind: "crash", Node: "db", DiskOp: 56, Incarnation: 2, Stream: 900 * time.Millisecond, CrashState: []int{1, 0, 2}},
+		{At: 2 * time.Second, Kind: "partition", Node: "db", Peers: []string{"workload"}, Duration: time.Second, OneWay: true},
+	}
+	data, err := json.Marshal(map[string]any{"nodes": []map[string]string{{"name": "db", "pkg": "./db"}}, "workload": map[string]string{"name": "workload", "pkg": "./w"}, "schedule": sched})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := engine.ParseConfig(data)
+	if err != nil {
+		t.Fatalf("%s: %v", data, err)
+	}
+	want := []engine.Fault{
+		{AtNS: 427e6, Kind: "crash", Node: "db", RestartNS: 300e6},
+		{AtNS: 1e9, Kind: "crash", Node: "db", DiskOp: 56, Incarnation: 2, StreamNS: 900e6, CrashState: []int{1, 0, 2}},
+		{AtNS: 2e9, Kind: "partition", Node: "db", Peers: []string{"workload"}, DurationNS: 1e9, OneWay: true},
+	}
+	if !reflect.DeepEqual(cfg.Schedule, want) {
+		t.Fatalf("schedule %s parsed as\n %+v\nwant\n %+v", data, cfg.Schedule, want)
+	}
+	// A schedule naming a node the config lacks is refused with the field.
+	bad := strings.Replace(string(data), `"node":"db","restart`, `"node":"nope","restart`, 1)
+	if _, err := engine.ParseConfig([]byte(bad)); err == nil || !strings.Contains(err.Error(), `field schedule[0].node: "nope" is not a node of the config`) {
+		t.Errorf("a schedule of an unknown node: %v", err)
+	}
+}
+
 // TestDeclarationErrors: what only the declaration shows is refused.
 func TestDeclarationErrors(t *testing.T) {
 	serve := func(*N) {}

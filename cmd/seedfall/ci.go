@@ -261,6 +261,7 @@ func cmdCI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	var test *simtestcfg.Package
+	var several []simtestcfg.Package
 	if in.Test != "" {
 		// A simulation test: its package holds the sources (and the go.mod whose
 		// release the build uses); its config is derived once the toolchain is set.
@@ -273,12 +274,21 @@ func cmdCI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		for _, p := range found {
 			names = append(names, p.Tests...)
 		}
-		if len(names) != 1 {
-			fmt.Fprintf(stderr, "seedfall ci: inputs test %s and run %q: %d simulation tests match (%s); a sweep is of one test: set run to match one (a matrix job per test sweeps them all)\n", in.Test, in.Run, len(names), strings.Join(names, ", "))
-			return exitUsage
+		if len(names) > 1 {
+			// A sweep of several tests: one job, one report, one comment, one baseline.
+			switch {
+			case in.Mutation != "off":
+				fmt.Fprintf(stderr, "seedfall ci: inputs test %s and run %q match %d simulation tests (%s): input mutation runs on one; set run to match one\n", in.Test, in.Run, len(names), strings.Join(names, ", "))
+				return exitUsage
+			case in.UpgradeFrom != "":
+				fmt.Fprintf(stderr, "seedfall ci: inputs test %s and run %q match %d simulation tests (%s): input upgrade-from is for one; set run to match one\n", in.Test, in.Run, len(names), strings.Join(names, ", "))
+				return exitUsage
+			}
+			several = found
+		} else {
+			test = &found[0]
 		}
-		test = &found[0]
-		in.Home = test.Dir
+		in.Home = found[0].Dir
 	}
 	// The image's Go, or the release the repository pins (ci.GoToolchain): set before
 	// anything runs the go command.
@@ -302,6 +312,28 @@ func cmdCI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		in.Config, in.Name = d[0].Path, d[0].Ref.Command()
+	}
+	for _, p := range several {
+		d, err := simtestcfg.Derive(ctx, p, func(s string) { fmt.Fprintf(stdout, "seedfall ci: %s\n", s) })
+		if err != nil {
+			fmt.Fprintf(stderr, "seedfall ci: input test: %v\n", err)
+			return exitUsage
+		}
+		for _, t := range d {
+			for _, o := range in.Tests {
+				if o.Name == t.Ref.Name {
+					fmt.Fprintf(stderr, "seedfall ci: input test %s: two simulation tests are named %s (%s and %s): their signatures would mix; narrow test or run\n", in.Test, t.Ref.Name, o.Command, t.Ref.Command())
+					return exitUsage
+				}
+			}
+			in.Tests = append(in.Tests, ci.TestTarget{Name: t.Ref.Name, Config: t.Path, Command: t.Ref.Command()})
+		}
+	}
+	if len(in.Tests) > 0 {
+		in.Config, in.Name = "", fmt.Sprintf("seedfall test %s (%d simulation tests)", in.Test, len(in.Tests))
+		if in.Run != "" {
+			in.Name = fmt.Sprintf("seedfall test %s -run '%s' (%d simulation tests)", in.Test, in.Run, len(in.Tests))
+		}
 	}
 	eng := &ciEngine{stderr: stderr}
 	defer eng.close()

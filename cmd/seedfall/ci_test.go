@@ -44,6 +44,13 @@ type ciRun struct {
 // pointing at fresh files and at the fake API, and reads the outputs and summary back.
 func runCI(t *testing.T, gh *githubtest.FakeGitHub, step, event string, payload map[string]any, sha string, runID int, config string) *ciRun {
 	t.Helper()
+	return runCIWith(t, gh, step, event, payload, sha, runID, "-c", config, "-seeds", ciSeeds,
+		"-baseline", "branch:"+ciBranch, "-shrink-budget", "20s", "-fail-on", "new")
+}
+
+// runCIWith is runCI with the sweep's own flags (all but -out).
+func runCIWith(t *testing.T, gh *githubtest.FakeGitHub, step, event string, payload map[string]any, sha string, runID int, args ...string) *ciRun {
+	t.Helper()
 	dir := t.TempDir()
 	data, err := json.Marshal(payload)
 	if err != nil {
@@ -83,8 +90,7 @@ func runCI(t *testing.T, gh *githubtest.FakeGitHub, step, event string, payload 
 	}
 	r := &ciRun{out: filepath.Join(dir, "out"), name: step}
 	start := time.Now()
-	r.code, r.stdout, r.stderr = runCLI(t, "ci", "-c", config, "-seeds", ciSeeds,
-		"-baseline", "branch:"+ciBranch, "-shrink-budget", "20s", "-fail-on", "new", "-out", r.out)
+	r.code, r.stdout, r.stderr = runCLI(t, append(append([]string{"ci"}, args...), "-out", r.out)...)
 	r.elapsed = time.Since(start)
 	raw, err := os.ReadFile(outputPath)
 	if err != nil {

@@ -25,8 +25,13 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	workers := fs.Int("workers", runtime.NumCPU(), "parallel runs")
 	jsonOut := fs.Bool("json", false, "print JSON")
 	upgradeFrom := upgradeFromFlag(fs)
+	emit := fs.Bool("emit-test", false, "with -test: also write the minimal plan as a Go test of the test's package (its faults as directed faults: simtest.Schedule) and run it on the seed")
 	if code, stop := parseFlags(fs, args); stop {
 		return code
+	}
+	if *emit && *tf.pkg == "" {
+		fmt.Fprintln(stderr, "seedfall shrink: -emit-test writes a test of a simulation test's package: give -test and -run")
+		return exitUsage
 	}
 	if code := tf.resolve(ctx, "shrink", cfgPath, stderr); code != 0 {
 		return code
@@ -89,8 +94,11 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	fmt.Fprintf(stdout, "FAIL %s\n\n", res.Minimal.Failure.Reason)
 	note := ""
+	if n := countDirected(before); n > 0 {
+		note = fmt.Sprintf(" (%d of them the test's own, which shrink keeps)", n)
+	}
 	if res.Exhausted {
-		note = " (budget exhausted: the plan is smaller, maybe not minimal)"
+		note += " (budget exhausted: the plan is smaller, maybe not minimal)"
 	}
 	fmt.Fprintf(stdout, "shrunk %d -> %d faults in %d runs, %.1fs%s\n", res.Before, len(before), res.Runs, time.Duration(res.WallNS).Seconds(), note)
 	if res.Plan.Swarm != nil {
@@ -104,6 +112,12 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stdout, "minimal plan saved to %s; it replays exactly:\n  %s\n", planFile, replay)
 	} else {
 		fmt.Fprintf(stdout, "WARNING: minimal plan saved to %s did not replay to an identical trace\n", planFile)
+	}
+	if *emit {
+		if _, err := emitTest(ctx, *tf.ref, *seed, res.Plan, res.Minimal.Failure, stdout, stderr); err != nil {
+			fmt.Fprintf(stderr, "seedfall shrink: -emit-test: %v\n", err)
+			return exitUsage
+		}
 	}
 	return exitFail
 }
@@ -194,4 +208,15 @@ func cmdCause(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// The seed fails (cause refuses a passing one), so cause exits as replay and
 	// shrink do on it: 1, a failure was found.
 	return exitFail
+}
+
+// countDirected counts the faults the workload asked for (engine/directed.go).
+func countDirected(fs []engine.Fault) int {
+	n := 0
+	for _, f := range fs {
+		if f.Directed {
+			n++
+		}
+	}
+	return n
 }

@@ -282,7 +282,12 @@ func preflight(ctx context.Context, d simtestcfg.Derived, progress func(string),
 		fmt.Fprintf(stderr, "preflight: %.2fs for %s of virtual time (%d host calls, %d switches)\n",
 			time.Since(start).Seconds(), time.Duration(r.EndNS), r.Stats.HostCalls, r.Stats.Switches)
 	}
-	if r.Failure != nil && (r.Failure.Kind == engine.KindNodeExit || strings.HasPrefix(r.Failure.Reason, "simtest: ")) {
+	// A node that exits after the test's own (directed) faults is what the test looks
+	// for, not its mistake: the seeds go on and report it.
+	directed := r.Failure != nil && slices.ContainsFunc(r.Faults, func(f engine.Fault) bool {
+		return f.Directed && f.AtNS <= r.Failure.AtNS
+	})
+	if r.Failure != nil && ((r.Failure.Kind == engine.KindNodeExit && !directed) || simtestMistake(r.Failure.Reason)) {
 		fmt.Fprintf(stderr, "seedfall test: %s: fails with no faults injected, so the test itself is wrong: %s\n  (go test %s -run '^%s$' runs it natively)\n",
 			d.Ref.Name, r.Failure.Reason, d.Ref.Pkg, d.Ref.Name)
 		// What the run did last: the node's own output and its last calls.
@@ -305,6 +310,14 @@ func preflight(ctx context.Context, d simtestcfg.Derived, progress func(string),
 		return exitUsage
 	}
 	return 0
+}
+
+// simtestMistake reports whether a failure's reason is package simtest's word on the
+// test's own code ("simtest: Crash(\"nope\"): no such node"), said by a node or, after
+// its label, by the workload.
+func simtestMistake(reason string) bool {
+	_, rest, _ := strings.Cut(reason, ": ")
+	return strings.HasPrefix(reason, "simtest: ") || strings.HasPrefix(rest, "simtest: ")
 }
 
 // runProgress returns a RunOptions.Progress that shows on w how far a long run got,
@@ -369,12 +382,17 @@ func preflightKey(cfgPath string, s *engine.Sim) (string, error) {
 
 // testFlags are -test and -run of the commands that take a simulation test where they
 // take a config (replay, shrink, cause, crashes, explore).
-type testFlags struct{ pkg, run *string }
+type testFlags struct {
+	pkg, run *string
+	// ref is the test resolve found (Ref.Name empty without -test).
+	ref *cli.TestRef
+}
 
 func addTestFlags(fs *flag.FlagSet) testFlags {
 	return testFlags{
 		pkg: fs.String("test", "", "a simulation test's `package` instead of -c (with -run naming one test)"),
 		run: fs.String("run", "", "with -test: the test, as a `regexp` matching its name alone"),
+		ref: new(cli.TestRef),
 	}
 }
 
@@ -406,5 +424,6 @@ func (tf testFlags) resolve(ctx context.Context, name string, cfgPath *string, s
 		return exitUsage
 	}
 	*cfgPath = d[0].Path
+	*tf.ref = d[0].Ref
 	return 0
 }

@@ -28,11 +28,12 @@ func TestSimtestBadInput(t *testing.T) {
 		{[]string{badTests, "-run", "^TestNoWorkload$"}, "TestNoWorkload: no workload: declare one with simtest.Workload"},
 		{[]string{badTests, "-run", "^TestDuplicateNodes$"}, `TestDuplicateNodes: two nodes are named "a"`},
 		{[]string{badTests, "-run", "^TestPanicsAtStart$"}, "TestPanicsAtStart: fails with no faults injected, so the test itself is wrong: a#1 crashed: exit_code(2): panic: the node cannot start"},
+		{[]string{badTests, "-run", "^TestUnknownNode$"}, `TestUnknownNode: fails with no faults injected, so the test itself is wrong: workload#1: simtest: Crash("nope"): crash "nope": no such node (nodes: a and workload)`},
 		{[]string{badTests, "-run", "^TestNothing$"}, `-run "^TestNothing$" matches no simulation test in ./testdata/simtest/bad`},
 		{[]string{badTests, "-run", "("}, `-run "(": error parsing regexp`},
 		{[]string{"./testdata/engine-none"}, "./testdata/engine-none: no such directory"},
 		{[]string{"."}, "no simulation test (a Test function that calls simtest.Run) in ."},
-		{[]string{badTests, "-seed", "1"}, "-seed replays one test; 5 match (narrow it with -run)"},
+		{[]string{badTests, "-seed", "1"}, "-seed replays one test; 6 match (narrow it with -run)"},
 		{[]string{badTests, "-run", "^TestInSubtest$"}, "TestInSubtest calls simtest.Run in its subtest TestInSubtest/sub: call it from the test function itself"},
 		{[]string{"./testdata/simtest/nocompile"}, `x_test.go:11:`},
 	} {
@@ -117,7 +118,9 @@ func TestCISimulationTest(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-test", badTests}, `inputs test ./testdata/simtest/bad and run "": 5 simulation tests match (TestDuplicateNodes, TestInSubtest, TestNoWorkload, TestPanicsAtStart, TestPings)`},
+		// Several tests sweep in one job, each derived first: a wrong one is refused.
+		{[]string{"-test", badTests}, `input test: ./testdata/simtest/bad: TestDuplicateNodes: two nodes are named "a"`},
+		{[]string{"-test", badTests, "-mutation", "always"}, `inputs test ./testdata/simtest/bad and run "" match 6 simulation tests (TestDuplicateNodes, TestInSubtest, TestNoWorkload, TestPanicsAtStart, TestPings, TestUnknownNode): input mutation runs on one`},
 		{[]string{"-test", badTests, "-run", "Pings", "-config", "x.json"}, "inputs config and test: give one"},
 		{[]string{"-run", "Pings"}, "input run: names a simulation test"},
 		{[]string{"-test", badTests, "-run", "NoWorkload"}, "TestNoWorkload: no workload"},
@@ -224,9 +227,11 @@ func goTool(t *testing.T, module, name string) string {
 }
 
 // TestSimtestTable: a run of several simulation tests ends with a table of each test's
-// seeds, failures, distinct failures and time, and a closing line.
+// seeds, failures, distinct failures and time, and a closing line. Of kvlog's seeds
+// 28-30 TestTornTail fails one (30; the failing seeds move whenever package simtest
+// changes, since the test binary does), and TestTornTailFixed passes all three.
 func TestSimtestTable(t *testing.T) {
-	code, stdout, stderr := runCLI(t, "test", "../../examples/kvlog/simtest", "-seeds", "29-31", "-workers", "2", "-q")
+	code, stdout, stderr := runCLI(t, "test", "../../examples/kvlog/simtest", "-seeds", "28-30", "-workers", "2", "-q")
 	if code != exitFail {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}

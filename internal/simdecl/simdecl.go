@@ -32,12 +32,18 @@ type Test struct {
 	// Faults is the test's simtest.Faults, in the config's JSON.
 	Faults json.RawMessage `json:"faults,omitempty"`
 	// HorizonNS is the run's horizon (0: the config's default).
-	HorizonNS       int64  `json:"horizon_ns,omitempty"`
-	StrictDirs      bool   `json:"strict_dirs,omitempty"`
+	HorizonNS  int64 `json:"horizon_ns,omitempty"`
+	StrictDirs bool  `json:"strict_dirs,omitempty"`
+	// MemoryLimitMiB caps each instance's memory (the config's memory_limit_mib; 0: its
+	// default).
+	MemoryLimitMiB  int    `json:"memory_limit_mib,omitempty"`
 	Linearizability string `json:"linearizability,omitempty"` // a Porcupine model: "kv" or "register"
 	// Patches are unified diffs, relative to the test's package directory, applied to
 	// the dependencies of every instance of the test binary.
 	Patches []string `json:"patches,omitempty"`
+	// Schedule is the test's fixed scenario of faults (simtest.Schedule), the config's
+	// "schedule".
+	Schedule json.RawMessage `json:"schedule,omitempty"`
 	// Errors are what is wrong with the declaration (two nodes of one name, no
 	// workload): seedfall test refuses the test with them.
 	Errors []string `json:"errors,omitempty"`

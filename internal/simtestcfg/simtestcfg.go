@@ -180,7 +180,8 @@ func hasTestFiles(dir string) bool {
 }
 
 // scan returns the top-level Test functions of dir's test files that call simtest.Run,
-// themselves or through functions of their package (a helper that runs a variant).
+// themselves or through functions of their package (a helper that runs a variant, or
+// simtest.Schedule running another test).
 func scan(dir string) ([]string, error) {
 	files, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))
 	slices.Sort(files)
@@ -220,6 +221,13 @@ func scan(dir string) ([]string, error) {
 				case *ast.SelectorExpr:
 					if id, ok := f.X.(*ast.Ident); ok && name != "" && id.Name == name && f.Sel.Name == "Run" {
 						x.direct = true
+					}
+					// simtest.Schedule(t, TestX, ...) runs TestX (what shrink -emit-test
+					// writes): as if it called it.
+					if id, ok := f.X.(*ast.Ident); ok && name != "" && id.Name == name && f.Sel.Name == "Schedule" && len(ce.Args) >= 2 {
+						if arg, ok := ce.Args[1].(*ast.Ident); ok {
+							x.calls = append(x.calls, af.Name.Name+"."+arg.Name)
+						}
 					}
 				case *ast.Ident:
 					x.calls = append(x.calls, af.Name.Name+"."+f.Name)
@@ -419,6 +427,12 @@ func config(p Package, t simdecl.Test) (map[string]any, error) {
 	}
 	if t.StrictDirs {
 		cfg["strict_dirs"] = true
+	}
+	if len(t.Schedule) > 0 && string(t.Schedule) != "null" {
+		cfg["schedule"] = t.Schedule
+	}
+	if t.MemoryLimitMiB > 0 {
+		cfg["memory_limit_mib"] = t.MemoryLimitMiB
 	}
 	if t.Linearizability != "" {
 		cfg["linearizability"] = map[string]string{"model": t.Linearizability}

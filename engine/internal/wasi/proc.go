@@ -130,6 +130,10 @@ type Proc interface {
 	// print, as where or how the failure was noticed rather than what failed.
 	FailureContext(text string)
 	StopFaults(ns int64)
+	// DirectedFault is seedfall.fault: a fault the guest asks for now (req: JSON
+	// {"kind", "node", "peers", "duration_ns"}). It returns "" when the fault took
+	// effect, else why it was refused.
+	DirectedFault(req []byte) string
 	OpPending(id int) bool
 	OpReturn(id int, output []byte)
 

@@ -19,6 +19,7 @@ func seedfallFuncs() []wasiFunc {
 		{name: "op_call", params: params(i32, i32, i32, i32), fn: opCall},
 		{name: "setup_complete", params: params(i32, i32), fn: setupComplete},
 		{name: "stop_faults", params: params(i64), fn: stopFaults},
+		{name: "fault", params: params(i32, i32, i32, i32, i32), fn: directedFault},
 		{name: "op_return", params: params(i32, i32, i32), fn: opReturn},
 		{name: "failure_context", params: params(i32, i32), fn: failureContext},
 		{name: interleave.ImportPick, params: params(i32), fn: schedPick},
@@ -118,4 +119,25 @@ func stopFaults(h *Process, m api.Memory, s []uint64) uint32 {
 	h.p.Advance()
 	h.p.StopFaults(int64(s[0]))
 	return 0
+}
+
+// directedFault asks for a fault now (sim.Crash, ...): the request is JSON at s[0:2]; a
+// refusal's reason is written to the buffer at s[2] (capacity s[3], cut to fit), its
+// length at s[4], and the call returns EINVAL.
+func directedFault(h *Process, m api.Memory, s []uint64) uint32 {
+	req := append([]byte(nil), readBytes(m, u32(s, 0), u32(s, 1))...)
+	why := h.p.DirectedFault(req)
+	if why == "" {
+		putU32(m, u32(s, 4), 0)
+		return 0
+	}
+	buf := []byte(why)
+	if c := u32(s, 3); uint32(len(buf)) > c {
+		buf = buf[:c]
+	}
+	if len(buf) > 0 && !m.Write(u32(s, 2), buf) {
+		buf = nil
+	}
+	putU32(m, u32(s, 4), uint32(len(buf)))
+	return errnoInval
 }

@@ -37,3 +37,8 @@ func TestPings(t *testing.T) {
 func TestInSubtest(t *testing.T) {
 	t.Run("sub", func(t *testing.T) { simtest.Run(t, simtest.Node("a", serve), simtest.Workload(ping)) })
 }
+
+// TestUnknownNode asks for a crash of a node it does not declare.
+func TestUnknownNode(t *testing.T) {
+	simtest.Run(t, simtest.Node("a", serve), simtest.Workload(func(t *simtest.T) { t.Crash("nope") }))
+}
