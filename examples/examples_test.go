@@ -19,11 +19,31 @@ func TestEveryModuleRuns(t *testing.T) {
 	if len(mods) == 0 {
 		t.Fatal("no example modules found")
 	}
+	// A module whose suite is split runs part of it beside the rest: a runner that skips
+	// tests ("-skip", "^X") needs another that runs them ("-run", "^X").
+	runners, _ := filepath.Glob("modules/*/module_test.go")
+	var all []string
+	for _, r := range runners {
+		data, err := os.ReadFile(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, string(data))
+	}
 	for _, m := range mods {
 		name := filepath.Dir(m)
 		data, err := os.ReadFile(filepath.Join("modules", name, "module_test.go"))
-		if err != nil || !strings.Contains(string(data), `exampletest.RunModule(t, "../../`+name+`")`) {
+		call := `exampletest.RunModule(t, "../../` + name + `"`
+		if err != nil || !strings.Contains(string(data), call) {
 			t.Errorf("example module %s has no runner: add modules/%s/module_test.go calling exampletest.RunModule(t, \"../../%s\")", name, name, name)
+			continue
+		}
+		if _, skip, ok := strings.Cut(string(data), call+`, "-skip", `); ok {
+			pattern, _, _ := strings.Cut(skip, ")")
+			other := call + `, "-run", ` + pattern + ")"
+			if !strings.Contains(strings.Join(all, "\n"), other) {
+				t.Errorf("modules/%s skips %s and no runner runs them: add one calling %s", name, pattern, other)
+			}
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/seedfall/seedfall/examples/exampletest"
@@ -150,3 +151,23 @@ func TestBboltTornInit(t *testing.T) {
 		exampletest.WantPass(t, code, out)
 	}
 }
+
+// TestDirectedDefragKill is finding 32 as a test with its own faults (simtest/): the
+// test defragments the member and kills it right after, then restarts it. v3.5.5 fails
+// at every seed, with a put applied twice; the same test on v3.5.7 (v3.5.7/simtest) and
+// on v3.5.5 with only the upstream fix pass every seed.
+func TestDirectedDefragKill(t *testing.T) {
+	seeds := exampletest.Seeds("1-4", "1-20")
+	code, out := exampletest.Run(t, "test", "./simtest", "-run", "^TestDefragThenKill$", "-seeds", seeds, "-workers", "2", "-q")
+	exampletest.WantFail(t, code, out, "a put was applied twice", "kill n1, by the test", "restart n1, by the test")
+	if want := fmt.Sprintf("FAIL %s of %s seeds failed (1 distinct failure)", last(seeds), last(seeds)); !strings.Contains(out, want) {
+		t.Fatalf("v3.5.5: want every seed to fail (%q):\n%s", want, out)
+	}
+	code, out = exampletest.Run(t, "test", "./simtest", "-run", "^TestDefragThenKillHookFix$", "-seeds", seeds, "-workers", "2", "-q")
+	exampletest.WantPass(t, code, out)
+	code, out = exampletest.RunIn(t, "v3.5.7", "test", "./simtest", "-run", "^TestDefragThenKill$", "-seeds", seeds, "-workers", "2", "-q")
+	exampletest.WantPass(t, code, out)
+}
+
+// last is the last seed of a range "1-N".
+func last(seeds string) string { _, n, _ := strings.Cut(seeds, "-"); return n }

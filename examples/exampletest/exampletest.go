@@ -252,14 +252,17 @@ func FaultCount(t testing.TB, out string) int {
 // module, which the root's `go test ./...` does not reach) within 10 minutes, and fails
 // with its output if it fails. Each module has its own test package under
 // examples/modules/, so that each gets its own test binary and timeout.
-func RunModule(t *testing.T, dir string) {
+//
+// flags are more go test flags ("-run", "^TestX$"): a module whose suite is long is
+// split across two packages of this module, each running part of it.
+func RunModule(t *testing.T, dir string, flags ...string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the example module's own test suite")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "test", "-short", "-count=1", "./...")
+	cmd := exec.CommandContext(ctx, "go", append(append([]string{"test", "-short", "-count=1"}, flags...), "./...")...)
 	cmd.Dir = dir
 	start := time.Now()
 	out, err := cmd.CombinedOutput()

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -84,7 +85,9 @@ func TestDurableCompactsAndRestores(t *testing.T) {
 
 // The finding: under strict_dirs, raft v1.8.0's FileSnapshotSink.Close loses the
 // entries of the snapshot directory, and after log compaction NewRaft panics. The plan
-// seedfall shrink saved for seed 5 has one crash.
+// seedfall shrink saved for seed 5 has one crash (idle since the os/signal change moved
+// raft's timings: the newest snapshots come back without meta.json; before, one came
+// back without state.bin).
 const strictPlan = "plans/strict-seed5.shrunk.json"
 
 func TestStrictPanicsLogNotFound(t *testing.T) {
@@ -96,7 +99,6 @@ func TestStrictPanicsLogNotFound(t *testing.T) {
 	wantFail(t, code, out,
 		fmt.Sprintf("FAIL seed %d ", seed),
 		"faults before the failure (1):",
-		"/state.bin: No such file or directory",
 		`[ERROR] raft: failed to get log: index=`,
 		`error="log not found"`,
 		"| panic: log not found",
@@ -106,7 +108,13 @@ func TestStrictPanicsLogNotFound(t *testing.T) {
 		"/state.bin at hashicorp/raft@v1.8.0/file_snapshot.go:207",
 		".tmp -> /raft/snapshots/",
 	)
+	// A snapshot that lost its entries: one of its two files is missing at the restart.
+	if !lostSnapshotFile.MatchString(out) {
+		t.Errorf("the replay of %s shows no snapshot file missing at the restart:\n%s", strictPlan, lastLines(out, 30))
+	}
 }
+
+var lostSnapshotFile = regexp.MustCompile(`/raft/snapshots/[^/ ]+/(meta\.json|state\.bin): No such file or directory`)
 
 // Without a plan, the strict sweep fails on most seeds: the restart panics, or (when
 // only meta.json's entry survived) NewRaft refuses to start with "failed to load any
@@ -321,4 +329,19 @@ func TestSimulationTest(t *testing.T) {
 	}
 	code, out = exampletest.Run(t, "test", "./simtest", "-run", "Patched$", "-seeds", exampletest.Seeds("1-3", "1-120"), "-workers", "2", "-q")
 	exampletest.WantPass(t, code, out)
+}
+
+// TestSimtestSkipsNatively: under plain go test the simulation test, whose nodes are
+// the node command (Binary), skips and says why (a process per node would need host
+// names and ports of its own on one machine).
+func TestSimtestSkipsNatively(t *testing.T) {
+	out, err := exec.Command("go", "test", "-count=1", "-v", "-run", "^TestLinearizable$", "./simtest").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go test ./simtest: %v\n%s", err, out)
+	}
+	for _, want := range []string{"--- SKIP: TestLinearizable", `node "n1" is a binary (../node): natively its process would need a host name of its own`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("go test ./simtest lacks %q:\n%s", want, out)
+		}
+	}
 }
