@@ -47,7 +47,7 @@ import (
 // are hashed. Editing the toolchain's GOROOT in place is not noticed.
 
 // inputsVersion changes when the key's recipe changes.
-const inputsVersion = "seedfall-build-inputs-v1"
+const inputsVersion = "seedfall-build-inputs-v3"
 
 // largeFile is the size above which a module file is hashed by size and modification
 // time rather than content.

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"unicode"
@@ -81,10 +82,81 @@ func unescapeModPath(s string) string {
 	return b.String()
 }
 
+// The go command records the directory of every replace directive in the binary's build
+// information (runtime.modinfo, which runtime/debug.ReadBuildInfo reads), and the
+// guest's memory layout follows that string's length: the Go runtime's heap goal counts
+// the globals, so the collector, and with it the guest's clock reads and every virtual
+// time after them, move with it. A copy named by its place under the user's cache
+// directory made a run depend on how long that directory's path is: etcd v3.5.5's seeds
+// 3 and 5 failed with the cache at /root/.cache/seedfall and passed with it at /tmp/x.
+// So the build names each copy through a root of recordedRootLen bytes whatever the
+// cache's path (recordedRoot): the cache itself when its path has that length, else a
+// symbolic link to it of that length. recordedRootLen is the length of
+// /root/.cache/seedfall, where the results this repository quotes were recorded, so that
+// those runs keep their layout. (The go command must find the copy at the path it
+// records: the assembler and vet run in the package's directory, so a path that only a
+// build overlay holds does not do.)
+const recordedRootLen = len("/root/.cache/seedfall")
+
+// recordedRoot returns a path of recordedRootLen bytes that leads to the cache
+// directory: the cache's own path, or a symbolic link to it under the cache (a shorter
+// path) or under /tmp/sf-<uid> (a longer one), named by the hash of the cache's path so
+// that two caches do not share one. It returns the cache's own path where no such link
+// can be made (Windows, no /tmp, a /tmp/sf-<uid> that is not this user's directory): the
+// build then still works, and only its layout depends on the cache's path.
+func recordedRoot() string {
+	cache := CacheDir()
+	if len(cache) == recordedRootLen || runtime.GOOS == "windows" {
+		return cache
+	}
+	base := cache
+	if len(cache)+5 > recordedRootLen {
+		base = fmt.Sprintf("/tmp/sf-%d", os.Getuid())
+		if err := os.Mkdir(base, 0o700); err != nil && !os.IsExist(err) {
+			return cache
+		}
+		if fi, err := os.Lstat(base); err != nil || !fi.IsDir() || !ownedByMe(fi) {
+			return cache
+		}
+	}
+	n := recordedRootLen - len(base) - 1
+	if n < 4 {
+		return cache
+	}
+	link := base + "/" + shortHash(cache)[:n]
+	if target, err := os.Readlink(link); err == nil && target == cache {
+		return link
+	}
+	// Made afresh (a link of the same name to another cache is replaced: a hash
+	// collision, or a cache that moved), atomically.
+	tmp := fmt.Sprintf("%s.%d", link, os.Getpid())
+	os.Remove(tmp)
+	if err := os.Symlink(cache, tmp); err != nil {
+		return cache
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		os.Remove(tmp)
+		return cache
+	}
+	return link
+}
+
+// recordedModuleDir is the path the build records for the copy of a module named base
+// with contents sum, the copy being at dst under the cache.
+func recordedModuleDir(dst string) string {
+	cache := CacheDir()
+	rel, err := filepath.Rel(cache, dst)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return dst
+	}
+	return filepath.Join(recordedRoot(), rel)
+}
+
 // writePatchedModules copies each module to dir (named by the hash of its patched
 // contents, so concurrent builds of the same patch share one finished copy), applies
-// the patched files, and writes a go.mod for -modfile that replaces each module with
-// its copy. It returns the -modfile path.
+// the patched files, and writes a go.mod for -modfile that replaces each module with its
+// copy, by the path the build records for it (recordedModuleDir). It returns the
+// -modfile path.
 func writePatchedModules(n Spec, dir string, mods map[string]*patchedModule) (string, error) {
 	gomod, err := goEnv(n.Dir, "GOMOD")
 	if err != nil {
@@ -106,7 +178,8 @@ func writePatchedModules(n Spec, dir string, mods map[string]*patchedModule) (st
 	for _, k := range keys {
 		m := mods[k]
 		h := sha256.New()
-		fmt.Fprintf(h, "%s@%s\n", m.path, m.version)
+		// "recorded": copies whose //line directives name the recorded directory.
+		fmt.Fprintf(h, "recorded\n%s@%s\n", m.path, m.version)
 		names := make([]string, 0, len(m.files))
 		for n := range m.files {
 			names = append(names, n)
@@ -118,6 +191,7 @@ func writePatchedModules(n Spec, dir string, mods map[string]*patchedModule) (st
 		}
 		sum := hex.EncodeToString(h.Sum(nil)[:8])
 		dst := filepath.Join(dir, "modules", filepath.Base(m.dir)+"-"+sum)
+		rec := recordedModuleDir(dst)
 		if _, err := os.Stat(dst); err != nil {
 			tmp, err := os.MkdirTemp(filepath.Join(dir), "module-*")
 			if err != nil {
@@ -137,10 +211,11 @@ func writePatchedModules(n Spec, dir string, mods map[string]*patchedModule) (st
 					continue
 				}
 				// A file the Linux personality renamed names its original in a //line
-				// directive; in the copy, the original is the copy's.
+				// directive; in the copy, the original is the copy's, by the path the
+				// build records.
 				content := m.files[n]
 				if rest, ok := bytes.CutPrefix(content, []byte("//line "+m.dir+string(filepath.Separator))); ok {
-					content = append([]byte("//line "+dst+string(filepath.Separator)), rest...)
+					content = append([]byte("//line "+rec+string(filepath.Separator)), rest...)
 				}
 				if err := os.WriteFile(p, content, 0o644); err != nil {
 					os.RemoveAll(tmp)
@@ -164,7 +239,7 @@ func writePatchedModules(n Spec, dir string, mods map[string]*patchedModule) (st
 		if m.required != "" {
 			v = m.required
 		}
-		fmt.Fprintf(&replaces, "replace %s %s => %s\n", m.path, v, dst)
+		fmt.Fprintf(&replaces, "replace %s %s => %s\n", m.path, v, rec)
 	}
 	content := append(append([]byte(nil), orig...), []byte("\n// added by seedfall for patches\n"+replaces.String())...)
 	modfile := filepath.Join(dir, "patched.mod")
