@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -19,16 +21,27 @@ func TestEveryModuleRuns(t *testing.T) {
 	if len(mods) == 0 {
 		t.Fatal("no example modules found")
 	}
-	// A module whose suite is split runs part of it beside the rest: a runner that skips
-	// tests ("-skip", "^X") needs another that runs them ("-run", "^X").
+	// A module whose suite is split runs part of it beside the rest: every test a runner
+	// skips ("-skip", "^(TestA|TestB)") is run by another ("-run", "^(TestB|TestC)").
 	runners, _ := filepath.Glob("modules/*/module_test.go")
-	var all []string
+	runs := map[string][]string{} // module -> the tests its runners run by name
+	skips := map[string][]string{}
 	for _, r := range runners {
 		data, err := os.ReadFile(r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		all = append(all, string(data))
+		for _, call := range regexp.MustCompile(`exampletest\.RunModule\(t, "\.\./\.\./([^"]+)"((?:, "[^"]*")*)\)`).FindAllStringSubmatch(string(data), -1) {
+			flags := regexp.MustCompile(`"([^"]*)"`).FindAllStringSubmatch(call[2], -1)
+			for i := 0; i+1 < len(flags); i++ {
+				switch flags[i][1] {
+				case "-run":
+					runs[call[1]] = append(runs[call[1]], alternatives(flags[i+1][1])...)
+				case "-skip":
+					skips[call[1]] = append(skips[call[1]], alternatives(flags[i+1][1])...)
+				}
+			}
+		}
 	}
 	for _, m := range mods {
 		name := filepath.Dir(m)
@@ -38,14 +51,20 @@ func TestEveryModuleRuns(t *testing.T) {
 			t.Errorf("example module %s has no runner: add modules/%s/module_test.go calling exampletest.RunModule(t, \"../../%s\")", name, name, name)
 			continue
 		}
-		if _, skip, ok := strings.Cut(string(data), call+`, "-skip", `); ok {
-			pattern, _, _ := strings.Cut(skip, ")")
-			other := call + `, "-run", ` + pattern + ")"
-			if !strings.Contains(strings.Join(all, "\n"), other) {
-				t.Errorf("modules/%s skips %s and no runner runs them: add one calling %s", name, pattern, other)
+		for _, skipped := range skips[name] {
+			if !slices.Contains(runs[name], skipped) {
+				t.Errorf("a runner of %s skips %s and no runner runs it: add one calling %s, \"-run\", \"^%s\")", name, skipped, call, skipped)
 			}
 		}
 	}
+}
+
+// alternatives splits a test pattern of the runners, "^TestA" or "^(TestA|TestB)$", into
+// its names.
+func alternatives(pattern string) []string {
+	p := strings.TrimSuffix(strings.TrimPrefix(pattern, "^"), "$")
+	p = strings.TrimSuffix(strings.TrimPrefix(p, "("), ")")
+	return strings.Split(p, "|")
 }
 
 // kept is one row of the template's table of kept names (examples/README.md).

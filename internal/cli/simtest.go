@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
@@ -28,14 +32,52 @@ func RegisterTest(path string, ref TestRef) {
 	derivedTests.Store(path, ref)
 }
 
-// TestOf returns the test the config at path was derived from, if it was.
+// TestOf returns the test the config at path was derived from, if it was: registered in
+// this process, or recorded beside the config by the process that derived it
+// (WriteTestRef), as when `seedfall report` renders the merged results of sharded jobs.
 func TestOf(path string) (TestRef, bool) {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	v, ok := derivedTests.Load(path)
-	if !ok {
+	if v, ok := derivedTests.Load(path); ok {
+		return v.(TestRef), true
+	}
+	data, err := os.ReadFile(refFile(path))
+	if err != nil {
 		return TestRef{}, false
 	}
-	return v.(TestRef), true
+	var ref TestRef
+	if json.Unmarshal(data, &ref) != nil || ref.Name == "" || ref.Pkg == "" {
+		return TestRef{}, false
+	}
+	derivedTests.Store(path, ref)
+	return ref, true
 }
+
+// WriteTestRef records beside the derived config at path the test it was derived from,
+// for TestOf in other processes.
+func WriteTestRef(path string, ref TestRef) error {
+	data, err := json.Marshal(ref)
+	if err != nil {
+		return err
+	}
+	// Whole or not at all: another process may read it while this one writes.
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*.test.json")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(append(data, '\n'))
+	if err := errors.Join(werr, f.Close()); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), refFile(path)); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
+}
+
+// refFile is where WriteTestRef records the test of the derived config at path
+// (TestX.json: TestX.test.json).
+func refFile(path string) string { return strings.TrimSuffix(path, ".json") + ".test.json" }

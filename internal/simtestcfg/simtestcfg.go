@@ -354,6 +354,9 @@ func Derive(ctx context.Context, p Package, progress func(string)) ([]Derived, e
 		}
 		ref := cli.TestRef{Pkg: p.Pkg, Dir: p.Dir, Name: name}
 		cli.RegisterTest(path, ref)
+		if err := cli.WriteTestRef(path, ref); err != nil {
+			return nil, err
+		}
 		out = append(out, Derived{Ref: ref, Path: path})
 	}
 	return out, nil

@@ -1,7 +1,8 @@
 // End-to-end test of `seedfall ci` (issue 7, acceptance 1): the real command, real
-// builds of examples/kvlog and worker processes (this test binary, see TestMain), the
-// GitHub Actions environment faked with files and a fake REST API (ci/githubtest).
-package main
+// builds of examples/kvlog and worker processes, the GitHub Actions environment faked
+// with files and a fake REST API (internal/githubtest).
+
+package e2e_test
 
 import (
 	"encoding/json"
@@ -84,7 +85,7 @@ func runCIWith(t *testing.T, gh *githubtest.FakeGitHub, step, event string, payl
 		"GITHUB_SHA":          sha,
 		"GITHUB_REF":          ref,
 		"GITHUB_RUN_ID":       fmt.Sprint(runID),
-		"GITHUB_WORKSPACE":    filepath.Join("..", ".."),
+		"GITHUB_WORKSPACE":    filepath.Join("..", "..", ".."),
 	} {
 		t.Setenv(k, v)
 	}
@@ -200,7 +201,7 @@ func TestCIAnnotatesRepositoryLine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds kvlog and sweeps one seed: skipped in -short")
 	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}

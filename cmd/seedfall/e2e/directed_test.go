@@ -1,4 +1,4 @@
-package main
+package e2e_test
 
 import (
 	"encoding/json"
@@ -17,7 +17,7 @@ import (
 
 // directedTests holds simulation tests whose workload crashes, restarts, partitions
 // and pauses the node itself (simtest's T.Crash and the rest: engine/directed.go).
-const directedTests = "./testdata/simtest/directed"
+const directedTests = "./testdata/directed"
 
 // TestSimtestDirected: a test crashes its node at a moment it chooses, restarts it and
 // reads back: it fails at every seed on a store that acknowledges before it syncs, with
@@ -217,7 +217,7 @@ func TestCISeveralSimulationTests(t *testing.T) {
 // is an ordinary test (go vet, go test pass natively). Control: without its fault the
 // emitted test passes the seed.
 func TestShrinkEmitTest(t *testing.T) {
-	dir, err := os.MkdirTemp("testdata/simtest", "emit-")
+	dir, err := os.MkdirTemp("testdata", "emit-")
 	if err != nil {
 		t.Fatal(err)
 	}

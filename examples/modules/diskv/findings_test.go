@@ -1,0 +1,13 @@
+package diskv_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/seedfall/seedfall/examples/exampletest"
+)
+
+// TestFindingReplays runs the replay lines docs/findings.md gives for examples/diskv.
+func TestFindingReplays(t *testing.T) { exampletest.FindingReplays(t, "diskv") }
+
+func TestMain(m *testing.M) { os.Exit(exampletest.Main(m)) }

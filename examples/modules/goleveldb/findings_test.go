@@ -1,0 +1,13 @@
+package goleveldb_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/seedfall/seedfall/examples/exampletest"
+)
+
+// TestFindingReplays runs the replay lines docs/findings.md gives for examples/goleveldb.
+func TestFindingReplays(t *testing.T) { exampletest.FindingReplays(t, "goleveldb") }
+
+func TestMain(m *testing.M) { os.Exit(exampletest.Main(m)) }

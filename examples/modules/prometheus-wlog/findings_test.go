@@ -1,0 +1,13 @@
+package prometheuswlog_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/seedfall/seedfall/examples/exampletest"
+)
+
+// TestFindingReplays runs the replay lines docs/findings.md gives for examples/prometheus-wlog.
+func TestFindingReplays(t *testing.T) { exampletest.FindingReplays(t, "prometheus-wlog") }
+
+func TestMain(m *testing.M) { os.Exit(exampletest.Main(m)) }

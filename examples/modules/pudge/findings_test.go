@@ -1,0 +1,13 @@
+package pudge_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/seedfall/seedfall/examples/exampletest"
+)
+
+// TestFindingReplays runs the replay lines docs/findings.md gives for examples/pudge.
+func TestFindingReplays(t *testing.T) { exampletest.FindingReplays(t, "pudge") }
+
+func TestMain(m *testing.M) { os.Exit(exampletest.Main(m)) }
