@@ -105,7 +105,10 @@ const recordedRootLen = len("/root/.cache/seedfall")
 // can be made (Windows, no /tmp, a /tmp/sf-<uid> that is not this user's directory): the
 // build then still works, and only its layout depends on the cache's path.
 func recordedRoot() string {
-	cache := CacheDir()
+	cache, err := filepath.Abs(CacheDir())
+	if err != nil {
+		return CacheDir()
+	}
 	if len(cache) == recordedRootLen || runtime.GOOS == "windows" {
 		return cache
 	}
@@ -141,13 +144,17 @@ func recordedRoot() string {
 	return link
 }
 
-// recordedModuleDir is the path the build records for the copy of a module named base
-// with contents sum, the copy being at dst under the cache.
+// recordedModuleDir is the path the build records for the copy of a module at dst, a
+// directory under the cache: absolute, as a replace directive's directory must be.
 func recordedModuleDir(dst string) string {
-	cache := CacheDir()
-	rel, err := filepath.Rel(cache, dst)
-	if err != nil || strings.HasPrefix(rel, "..") {
+	cache, err1 := filepath.Abs(CacheDir())
+	abs, err2 := filepath.Abs(dst)
+	if err1 != nil || err2 != nil {
 		return dst
+	}
+	rel, err := filepath.Rel(cache, abs)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return abs
 	}
 	return filepath.Join(recordedRoot(), rel)
 }
