@@ -185,8 +185,15 @@ func writePatchedModules(n Spec, dir string, mods map[string]*patchedModule) (st
 	for _, k := range keys {
 		m := mods[k]
 		h := sha256.New()
-		// "recorded": copies whose //line directives name the recorded directory.
-		fmt.Fprintf(h, "recorded\n%s@%s\n", m.path, m.version)
+		// A copy whose //line directives name a link (recordedRoot) is not one that names
+		// the cache: the link is part of its name. Where the root is the cache itself, the
+		// copy is named as before links existed, so that its path and contents, and the
+		// binaries built from it (go1.27's layout follows the copy's name too), stay
+		// those the quoted results were recorded with.
+		if root, cache := recordedRoot(), CacheDir(); root != cache {
+			fmt.Fprintf(h, "recorded through %s\n", root)
+		}
+		fmt.Fprintf(h, "%s@%s\n", m.path, m.version)
 		names := make([]string, 0, len(m.files))
 		for n := range m.files {
 			names = append(names, n)
