@@ -240,8 +240,13 @@ func warnings(out string) string {
 	return strings.Join(w, "\n")
 }
 
-// splitCommand splits a shell command line of words and '…' quotes.
+// splitCommand splits a shell command line of words and '…' quotes; a word starting with
+// "#" outside quotes starts a comment, which the shell drops (README lines such as
+// "$ seedfall run … -q     # 1-300: FAIL 289 of 300").
 func splitCommand(s string) []string {
+	if i := commentStart(s); i >= 0 {
+		s = s[:i]
+	}
 	var out []string
 	var cur strings.Builder
 	inQuote, any := false, false
@@ -280,4 +285,18 @@ func goSeries() string {
 		return runtime.Version()
 	}
 	return parts[0] + "." + parts[1]
+}
+
+// commentStart is the index of an unquoted " #" that starts a shell comment in s, or -1.
+func commentStart(s string) int {
+	in := false
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '\'':
+			in = !in
+		case !in && s[i] == '#' && i > 0 && s[i-1] == ' ':
+			return i
+		}
+	}
+	return -1
 }
