@@ -76,6 +76,7 @@ func ReadmeCommands(t *testing.T, readme string) {
 	for _, q := range quotedCommands(t, readme) {
 		t.Run(fmt.Sprint(q.line), func(t *testing.T) {
 			args := splitCommand(q.cmd)
+			keepOutputs(t, filepath.Dir(readme), args)
 			_, out := RunIn(t, filepath.Dir(readme), args[1:]...)
 			checkLines(t, readme, q, out)
 		})
@@ -299,4 +300,30 @@ func commentStart(s string) int {
 		}
 	}
 	return -1
+}
+
+// keepOutputs restores, after the test, the files a quoted command writes with -o, -out
+// or -save (a README's `seedfall shrink -o plans/seed8.shrunk.json` rewrites the plan
+// the repository keeps): the check must not edit the checkout.
+func keepOutputs(t *testing.T, dir string, args []string) {
+	for i := 0; i+1 < len(args); i++ {
+		switch args[i] {
+		case "-o", "-out", "-save":
+		default:
+			continue
+		}
+		p := args[i+1]
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if _, err := os.Stat(p); os.IsNotExist(err) {
+			t.Cleanup(func() { os.RemoveAll(p) }) // made by the command: not the checkout's
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue // a directory the command writes into: left as it is
+		}
+		t.Cleanup(func() { os.WriteFile(p, data, 0o644) })
+	}
 }
