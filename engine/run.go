@@ -20,6 +20,7 @@ import (
 	"github.com/seedfall/seedfall/engine/internal/lin"
 	"github.com/seedfall/seedfall/engine/internal/overlay"
 	"github.com/seedfall/seedfall/engine/internal/wasi"
+	"github.com/seedfall/seedfall/internal/cachedir"
 )
 
 // Sim is a prepared world: the config with its nodes built and compiled. One Sim runs any
@@ -107,7 +108,9 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 			if opt.Progress != nil {
 				opt.Progress(fmt.Sprintf("building %s (%s) for wasip1", n.Name, n.Pkg))
 			}
-			p, err := build.Node(ctx, buildSpec(cfg, n))
+			spec := buildSpec(cfg, n)
+			spec.Progress = opt.Progress
+			p, err := build.Node(ctx, spec)
 			if err != nil {
 				return nil, err
 			}
@@ -181,12 +184,27 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 				return
 			}
 			c.antithesis = bytes.Contains(data, []byte("ANTITHESIS_SDK_LOCAL_OUTPUT"))
+			c.hash = wasmHash(data)
+			// Another process compiling the same module (go test runs packages that run
+			// one guest side by side) is waited for: its compilation lands in wazero's
+			// file cache, which this one then reads.
+			unlock, err := cachedir.Lock(ctx, filepath.Join(build.CacheDir(), "locks", "compile-"+c.hash+".lock"), func() {
+				if opt.Progress != nil {
+					s.prepMu.Lock()
+					opt.Progress(fmt.Sprintf("waiting for another seedfall process that compiles %s", names[i]))
+					s.prepMu.Unlock()
+				}
+			})
+			if err != nil {
+				c.err = err
+				return
+			}
 			c.m, c.alloc, c.imageErr, c.err = s.compileNode(ctx, data, opt.PlainInstantiate)
+			unlock()
 			if c.err != nil {
 				c.err = fmt.Errorf("compile node %q: %w", names[i], c.err)
 				return
 			}
-			c.hash = wasmHash(data)
 			tl := time.Now()
 			c.loc, c.lerr = goloc.Load(data)
 			s.addTime(&s.LocTime, time.Since(tl))

@@ -68,6 +68,9 @@ type Spec struct {
 	// InterleaveFileOps adds the scheduling point before each file operation
 	// (interleave's FileOps).
 	InterleaveFileOps bool
+	// Progress, if not nil, hears about a wait for another process building the
+	// same inputs.
+	Progress func(string)
 	// Coverage, when set, builds the node with coverage instrumentation (the
 	// config's "coverage"): its flags, and the hook file of internal/cover in the
 	// overlay.
@@ -122,15 +125,37 @@ func Node(ctx context.Context, n Spec) (string, error) {
 		verb = []string{"test", "-c"}
 	}
 	key, keyErr := inputsKey(n, append(append(append([]string(nil), verb...), flags...), pkg))
+	reuse := func() (string, bool) {
+		p, rec, ok := lookupBuilt(cache, key)
+		if !ok {
+			return "", false
+		}
+		if n.Coverage != nil {
+			n.Coverage.Output(rec.Output)
+		}
+		// Reused: its modification time says when it was last used (cache prune).
+		now := time.Now()
+		os.Chtimes(p, now, now)
+		builds.skipped.Add(1)
+		return p, true
+	}
 	if keyErr == nil {
-		if p, rec, ok := lookupBuilt(cache, key); ok {
-			if n.Coverage != nil {
-				n.Coverage.Output(rec.Output)
+		if p, ok := reuse(); ok {
+			return p, nil
+		}
+		// Another process building the same inputs (go test runs packages that build
+		// one guest side by side) is waited for, and its build reused.
+		unlock, err := cachedir.Lock(ctx, recordPath(cache, key)+".lock", func() {
+			builds.waited.Add(1)
+			if n.Progress != nil {
+				n.Progress(fmt.Sprintf("waiting for another seedfall process that builds %s (%s)", n.Name, n.Pkg))
 			}
-			// Reused: its modification time says when it was last used (cache prune).
-			now := time.Now()
-			os.Chtimes(p, now, now)
-			builds.skipped.Add(1)
+		})
+		if err != nil {
+			return "", err
+		}
+		defer unlock()
+		if p, ok := reuse(); ok {
 			return p, nil
 		}
 	}
@@ -246,7 +271,7 @@ func Node(ctx context.Context, n Spec) (string, error) {
 
 // builds counts go build runs and skips in this process, and the builds tried again
 // with a package back on wasip1's files, for tests.
-var builds struct{ ran, skipped, fallbacks atomic.Int64 }
+var builds struct{ ran, skipped, fallbacks, waited atomic.Int64 }
 
 // maxFallbackRounds bounds how often a build is tried again with packages back on
 // wasip1's files.
