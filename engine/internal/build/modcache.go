@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -141,7 +142,29 @@ func recordedRoot() string {
 		os.Remove(tmp)
 		return cache
 	}
+	if base != cache {
+		removeDanglingLinks(base)
+	}
 	return link
+}
+
+// removeDanglingLinks removes the links in dir (this user's /tmp/sf-<uid>) whose cache
+// no longer exists: each cache that was ever used leaves one (a test's temporary cache,
+// a CI job's), made when its first build ran.
+func removeDanglingLinks(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink == 0 {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			os.Remove(p)
+		}
+	}
 }
 
 // recordedModuleDir is the path the build records for the copy of a module at dst, a

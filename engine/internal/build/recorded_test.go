@@ -100,3 +100,35 @@ func maskBuildID(data []byte) []byte {
 	copy(data[start:start+end], bytes.Repeat([]byte("B"), end))
 	return data
 }
+
+// TestRecordedRootRemovesDanglingLinks: the links under /tmp/sf-<uid> whose cache is gone
+// (a test's temporary cache, a finished CI job's) are removed when a link is made; a
+// link whose cache exists stays.
+func TestRecordedRootRemovesDanglingLinks(t *testing.T) {
+	gone := filepath.Join(t.TempDir(), "gone", "a", "much", "longer", "cache", "directory")
+	kept := filepath.Join(t.TempDir(), "kept", "a", "much", "longer", "cache", "directory")
+	os.MkdirAll(gone, 0o755)
+	os.MkdirAll(kept, 0o755)
+	var links []string
+	for _, cache := range []string{gone, kept} {
+		t.Setenv("SEEDFALL_CACHE", cache)
+		root := recordedRoot()
+		if fi, err := os.Lstat(root); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Skipf("no link made for %s (%v): this platform records the cache's own path", cache, err)
+		}
+		t.Cleanup(func() { os.Remove(root) })
+		links = append(links, root)
+	}
+	os.RemoveAll(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(gone))))))
+	other := filepath.Join(t.TempDir(), "other", "a", "much", "longer", "cache", "directory")
+	os.MkdirAll(other, 0o755)
+	t.Setenv("SEEDFALL_CACHE", other)
+	made := recordedRoot()
+	t.Cleanup(func() { os.Remove(made) })
+	if _, err := os.Lstat(links[0]); !os.IsNotExist(err) {
+		t.Errorf("the link %s to a removed cache is still there (%v)", links[0], err)
+	}
+	if _, err := os.Stat(links[1]); err != nil {
+		t.Errorf("the link %s to a cache that exists was removed: %v", links[1], err)
+	}
+}
