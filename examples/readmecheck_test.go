@@ -80,6 +80,19 @@ func TestReadmeCommands(t *testing.T) {
 	for _, readme := range readmes {
 		t.Run(filepath.Dir(readme), func(t *testing.T) { exampletest.ReadmeCommands(t, readme) })
 	}
+	// The repository's README and docs quote commands run from the root
+	// (TestReadmeCommands/root-README.md, TestReadmeCommands/docs-crashes.md).
+	docs, err := filepath.Glob(filepath.Join("..", "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append([]string{filepath.Join("..", "README.md")}, docs...) {
+		name := "root-" + filepath.Base(f)
+		if filepath.Base(filepath.Dir(f)) == "docs" {
+			name = "docs-" + filepath.Base(f)
+		}
+		t.Run(name, func(t *testing.T) { exampletest.ReadmeCommandsIn(t, f, "..") })
+	}
 }
 
 func TestMain(m *testing.M) { os.Exit(exampletest.Main(m)) }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -73,11 +74,18 @@ func FindingReplays(t *testing.T, example string) {
 // checks the lines quoted after each.
 func ReadmeCommands(t *testing.T, readme string) {
 	t.Helper()
+	ReadmeCommandsIn(t, readme, filepath.Dir(readme))
+}
+
+// ReadmeCommandsIn is ReadmeCommands for a file whose commands run in dir (the
+// repository's README and docs/, whose commands name examples/… from the root).
+func ReadmeCommandsIn(t *testing.T, readme, dir string) {
+	t.Helper()
 	for _, q := range quotedCommands(t, readme) {
 		t.Run(fmt.Sprint(q.line), func(t *testing.T) {
-			args := splitCommand(q.cmd)
-			keepOutputs(t, filepath.Dir(readme), args)
-			_, out := RunIn(t, filepath.Dir(readme), args[1:]...)
+			args := beforePipe(splitCommand(q.cmd))
+			keepOutputs(t, dir, args)
+			_, out := RunIn(t, dir, args[1:]...)
 			checkLines(t, readme, q, out)
 		})
 	}
@@ -195,7 +203,7 @@ func checkLines(t *testing.T, readme string, q quoted, out string) {
 // elided reports whether a quoted line that leaves parts out ("FAIL seed 7 … server#2
 // crashed") matches a printed line: its pieces in order.
 func elided(quoted string, printed []string) bool {
-	pieces := strings.Split(quoted, "…")
+	pieces := strings.Split(strings.ReplaceAll(quoted, "...", "…"), "…")
 	if len(pieces) < 2 {
 		return false
 	}
@@ -219,16 +227,31 @@ func elided(quoted string, printed []string) bool {
 
 var (
 	wallRE  = regexp.MustCompile(`\s+\(\d+ s\)\s*$`)
-	inRE    = regexp.MustCompile(`in \d+(\.\d+)?(ms|s|m\d+(\.\d+)?s|h\d+m\d+(\.\d+)?s)`)
-	timesRE = regexp.MustCompile(`\d+m\d+(\.\d+)?s|\d+\.\d+s`)
+	inRE    = regexp.MustCompile(`in \d+(\.\d{1,3})?(ms|s|m\d+(\.\d{1,3})?s|h\d+m\d+(\.\d{1,3})?s)\b`)
+	timesRE = regexp.MustCompile(`\b(\d+m\d+(\.\d{1,3})?s|\d+\.\d{1,3}s)\b`)
+	rateRE  = regexp.MustCompile(`\b\d+(\.\d+)? (seeds|states|runs|futures)/s\b`)
+	etaRE   = regexp.MustCompile(`\bETA \S+`)
+	builtRE = regexp.MustCompile(`^built in D \(\d+ go build, \d+ unchanged\)`)
+	// a row of seedfall test's table of tests: its last column is the wall time
+	testRowRE = regexp.MustCompile(`^(Test\S*\s+\S+\s+\d+\s+\d+\s+\d+)\s+\S+$`)
 )
 
-// normLine leaves out what changes from run to run of the same seed: wall times.
+// normLine leaves out what changes from run to run of the same seed: wall times, which
+// seedfall prints with at most three decimals ("300 seeds in 38.8s", "shrunk 5 -> 1
+// faults in 21 runs, 3.1s"), rates and progress estimates ("20.1 states/s, ETA 0s"), and
+// how many builds the cache spared ("built in 0.20s (0 go build, 2 unchanged)"). Virtual times keep their nanoseconds ("FAIL seed 4 at
+// t=5.271726159s", "crash server, restart at 3.54432185s") and are compared exactly: a
+// quoted trace time that moved is a quote that no longer holds.
 func normLine(s string) string {
 	s = wallRE.ReplaceAllString(s, "")
 	s = inRE.ReplaceAllString(s, "in D")
 	s = timesRE.ReplaceAllString(s, "D")
-	return strings.TrimSpace(s)
+	s = rateRE.ReplaceAllString(s, "R ${2}/s")
+	s = etaRE.ReplaceAllString(s, "ETA E")
+	s = strings.TrimSpace(s)
+	// How many builds ran depends on the cache, not on the command.
+	s = testRowRE.ReplaceAllString(s, "$1 D")
+	return builtRE.ReplaceAllString(s, "built in D (B)")
 }
 
 func warnings(out string) string {
@@ -272,6 +295,16 @@ func splitCommand(s string) []string {
 	return out
 }
 
+// beforePipe drops a shell pipeline's later commands (a README's "$ seedfall replay …
+// | grep 'start (build'"): seedfall runs alone, and since the check asks only that each
+// quoted line be printed, a filter after it changes nothing the check compares.
+func beforePipe(args []string) []string {
+	if i := slices.Index(args, "|"); i >= 0 {
+		return args[:i]
+	}
+	return args
+}
+
 func tailLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
@@ -305,7 +338,41 @@ func commentStart(s string) int {
 // keepOutputs restores, after the test, the files a quoted command writes with -o, -out
 // or -save (a README's `seedfall shrink -o plans/seed8.shrunk.json` rewrites the plan
 // the repository keeps): the check must not edit the checkout.
+//
+// What a command makes next to the config without being told where (`seedfall crashes`'s
+// <config>.seed-N.crashes directory, `seedfall shrink`'s <config>.seed-N.faults.json) is
+// removed too: any entry of dir that was not there before.
 func keepOutputs(t *testing.T, dir string, args []string) {
+	dirs := []string{dir} // and the config's, where those go
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "-c" {
+			p := args[i+1]
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(dir, p)
+			}
+			if d := filepath.Dir(p); d != filepath.Clean(dir) {
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	for _, d := range dirs {
+		before := map[string]bool{}
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			before[e.Name()] = true
+		}
+		t.Cleanup(func() {
+			after, _ := os.ReadDir(d)
+			for _, e := range after {
+				if !before[e.Name()] {
+					os.RemoveAll(filepath.Join(d, e.Name()))
+				}
+			}
+		})
+	}
 	for i := 0; i+1 < len(args); i++ {
 		switch args[i] {
 		case "-o", "-out", "-save":
