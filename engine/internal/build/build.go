@@ -146,7 +146,6 @@ func Node(ctx context.Context, n Spec) (string, error) {
 		// Another process building the same inputs (go test runs packages that build
 		// one guest side by side) is waited for, and its build reused.
 		unlock, err := cachedir.Lock(ctx, recordPath(cache, key)+".lock", func() {
-			builds.waited.Add(1)
 			if n.Progress != nil {
 				n.Progress(fmt.Sprintf("waiting for another seedfall process that builds %s (%s)", n.Name, n.Pkg))
 			}
@@ -271,7 +270,7 @@ func Node(ctx context.Context, n Spec) (string, error) {
 
 // builds counts go build runs and skips in this process, and the builds tried again
 // with a package back on wasip1's files, for tests.
-var builds struct{ ran, skipped, fallbacks, waited atomic.Int64 }
+var builds struct{ ran, skipped, fallbacks atomic.Int64 }
 
 // maxFallbackRounds bounds how often a build is tried again with packages back on
 // wasip1's files.
