@@ -146,8 +146,13 @@ func parseOpRange(s string) (int64, int64, error) {
 }
 
 func printCrashes(w io.Writer, rep *cli.CrashesReport) {
-	fmt.Fprintf(w, "seed %d, node %s: %d disk ops, %d candidate states, %d distinct states run (%d ops at the bound)\n",
-		rep.Seed, rep.Node, rep.Ops, rep.Candidates, rep.States, rep.BoundedOps)
+	// Under a budget that left states out, fewer ran than are distinct: say how many.
+	run := fmt.Sprintf("%d distinct states run", rep.States)
+	if rep.OverBudget > 0 {
+		run = fmt.Sprintf("%d distinct states, %d of them run (-budget)", rep.States, rep.States-rep.OverBudget)
+	}
+	fmt.Fprintf(w, "seed %d, node %s: %d disk ops, %d candidate states, %s (%d ops at the bound)\n",
+		rep.Seed, rep.Node, rep.Ops, rep.Candidates, run, rep.BoundedOps)
 	if rep.Equivalent > 0 {
 		fmt.Fprintf(w, "%s not run: equivalent to a state of an earlier op (the same durable image, nothing sent on the network in between; -per-op runs them)\n",
 			plural(rep.Equivalent, "state", "states"))

@@ -257,3 +257,24 @@ func TestCrashesOnAGivenPlan(t *testing.T) {
 		}
 	}
 }
+
+// The summary line says how many states ran: all the distinct ones, or under a
+// -budget that left some out, that many of them (a new user read "341 distinct states
+// run" above "budget: 40 of the 341 distinct states run").
+func TestPrintCrashesSaysWhatRan(t *testing.T) {
+	for _, c := range []struct {
+		rep        cli.CrashesReport
+		want, lack string
+	}{
+		{cli.CrashesReport{Seed: 1, Node: "db", Ops: 10, Candidates: 90, States: 34},
+			"seed 1, node db: 10 disk ops, 90 candidate states, 34 distinct states run (0 ops at the bound)", "-budget"},
+		{cli.CrashesReport{Seed: 1, Node: "db", Ops: 164, Candidates: 352, States: 341, Budget: 40, OverBudget: 301},
+			"seed 1, node db: 164 disk ops, 352 candidate states, 341 distinct states, 40 of them run (-budget) (0 ops at the bound)", "candidate states, 341 distinct states run"},
+	} {
+		var b strings.Builder
+		printCrashes(&b, &c.rep)
+		if !strings.Contains(b.String(), c.want) || strings.Contains(b.String(), c.lack) {
+			t.Errorf("want %q and no %q:\n%s", c.want, c.lack, b.String())
+		}
+	}
+}
