@@ -66,6 +66,11 @@ type PrepareOptions struct {
 	// segments each time, instead of from a memory image (image.go): for comparing the
 	// two paths.
 	PlainInstantiate bool
+	// BuildOnly builds (or finds in the cache) every node's module and hashes it, and
+	// compiles nothing: the Sim answers WasmPaths and Provenance and cannot run. A
+	// caller that only needs to know which build it has (a preflight kept for this
+	// build) skips the compilation, seconds for a large module.
+	BuildOnly bool
 }
 
 // Prepare builds every node for wasip1 and compiles the modules.
@@ -135,6 +140,16 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 		}
 	}
 	s.BuildTime = time.Since(t0)
+	if opt.BuildOnly {
+		for _, p := range s.wasmPaths {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return nil, err
+			}
+			s.wasmHashes = append(s.wasmHashes, wasmHash(data))
+		}
+		return s, nil
+	}
 	t1 := time.Now()
 	cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(build.CacheDir(), "wazero"))
 	if err != nil {
@@ -233,7 +248,10 @@ func Prepare(ctx context.Context, cfg *Config, opt PrepareOptions) (*Sim, error)
 
 // Close releases the runtime and the memory images.
 func (s *Sim) Close() error {
-	err := s.rt.Close(context.Background())
+	var err error
+	if s.rt != nil { // nil: PrepareOptions.BuildOnly
+		err = s.rt.Close(context.Background())
+	}
 	for _, c := range s.closers {
 		c()
 	}

@@ -247,6 +247,27 @@ func preflight(ctx context.Context, d simtestcfg.Derived, progress func(string),
 		fmt.Fprintf(stderr, "seedfall test: %v\n", err)
 		return exitUsage
 	}
+	// A test whose preflight passed with this very build (its config, every node's wasm,
+	// seedfall and Go) is not run again: a -seed replay, a second sweep, shrink and
+	// cause start at once. Which build it is needs the builds, not their compilation.
+	built, err := engine.Prepare(ctx, cfg, engine.PrepareOptions{BuildOnly: true})
+	if err != nil {
+		fmt.Fprintf(stderr, "seedfall test: %v\n", err)
+		return exitUsage
+	}
+	key, err := preflightKey(d.Path, built)
+	built.Close()
+	if err != nil {
+		fmt.Fprintf(stderr, "seedfall test: %v\n", err)
+		return exitUsage
+	}
+	marker := d.Path + ".preflight"
+	if old, err := os.ReadFile(marker); err == nil && string(old) == key {
+		if timings {
+			fmt.Fprintf(stderr, "preflight: passed before with this build (%s), not run again (built in %.2fs, nothing compiled)\n", marker, built.BuildTime.Seconds())
+		}
+		return 0
+	}
 	s, err := engine.Prepare(ctx, cfg, engine.PrepareOptions{})
 	if err != nil {
 		fmt.Fprintf(stderr, "seedfall test: %v\n", err)
@@ -255,21 +276,6 @@ func preflight(ctx context.Context, d simtestcfg.Derived, progress func(string),
 	defer s.Close()
 	if timings {
 		fmt.Fprintf(stderr, "preflight: built in %.2fs, compiled in %.2fs\n", s.BuildTime.Seconds(), s.CompileTime.Seconds())
-	}
-	// A test whose preflight passed with this very build (its config, every node's wasm,
-	// seedfall and Go) is not run again: a -seed replay, a second sweep, shrink and
-	// cause start at once.
-	key, err := preflightKey(d.Path, s)
-	if err != nil {
-		fmt.Fprintf(stderr, "seedfall test: %v\n", err)
-		return exitUsage
-	}
-	marker := d.Path + ".preflight"
-	if old, err := os.ReadFile(marker); err == nil && string(old) == key {
-		if timings {
-			fmt.Fprintf(stderr, "preflight: passed before with this build (%s), not run again\n", marker)
-		}
-		return 0
 	}
 	start := time.Now()
 	if progress != nil {
