@@ -76,7 +76,11 @@ func cmdTest(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		if timings() {
-			fmt.Fprintf(stderr, "%s: test binary built and described in %.2fs\n", p.Pkg, time.Since(start).Seconds())
+			kept := ""
+			if len(d) > 0 && d[0].Kept {
+				kept = " (the description of this build was kept: nothing compiled or run)"
+			}
+			fmt.Fprintf(stderr, "%s: test binary built and described in %.2fs%s\n", p.Pkg, time.Since(start).Seconds(), kept)
 		}
 		derived = append(derived, d...)
 	}

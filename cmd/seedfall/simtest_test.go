@@ -89,6 +89,10 @@ func TestSimtestPreflightKept(t *testing.T) {
 	if strings.Contains(stderr, "preflight: built in ") || !strings.Contains(stderr, "nothing compiled") {
 		t.Fatalf("second replay: the kept preflight compiled the modules:\n%s", stderr)
 	}
+	// So is the test binary's description of its tests.
+	if !strings.Contains(stderr, "(the description of this build was kept: nothing compiled or run)") {
+		t.Fatalf("second replay: the test binary was described again:\n%s", stderr)
+	}
 	// A marker of another build: the preflight runs, and the marker is renewed.
 	markers, _ := filepath.Glob(filepath.Join(cachedir.Dir(), "simtest", "*", "TestPings.json.preflight"))
 	if len(markers) == 0 {
@@ -99,9 +103,22 @@ func TestSimtestPreflightKept(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A kept description of another build: the binary describes its tests again.
+	descs, _ := filepath.Glob(filepath.Join(cachedir.Dir(), "simtest", "*", "describe.json.out"))
+	if len(descs) == 0 {
+		t.Fatal("no kept description in the cache")
+	}
+	for _, d := range descs {
+		if err := os.WriteFile(d, []byte(`{"key": "another build", "decls": []}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	code, stdout, stderr = runCLI(t, args...)
 	if code != exitPass || !ran(stderr) || kept(stderr) {
 		t.Fatalf("after the build changed: exit %d, the preflight did not run:\n%s\n%s", code, stdout, stderr)
+	}
+	if strings.Contains(stderr, "description of this build was kept") {
+		t.Fatalf("after the build changed: the description was taken from another build:\n%s", stderr)
 	}
 	if code, _, stderr = runCLI(t, args...); code != exitPass || !kept(stderr) {
 		t.Fatalf("the marker was not renewed: exit %d\n%s", code, stderr)

@@ -272,6 +272,9 @@ func isTestName(s string) bool {
 type Derived struct {
 	Ref  cli.TestRef
 	Path string // the config file, in the cache
+	// Kept says the description came from an earlier run of the same build: the test
+	// binary was neither compiled nor run.
+	Kept bool
 }
 
 // Derive builds p's test binary, has it describe its tests and writes each test's
@@ -301,7 +304,7 @@ func Derive(ctx context.Context, p Package, progress func(string)) ([]Derived, e
 	if progress != nil {
 		progress(fmt.Sprintf("building %s's test binary for wasip1", p.Pkg))
 	}
-	s, err := engine.Prepare(ctx, cfg, engine.PrepareOptions{})
+	desc, err := describeTests(ctx, dpath, cfg)
 	var be *engine.BuildError
 	if errors.As(err, &be) {
 		return nil, fmt.Errorf("%s: the test binary does not build for wasip1:\n%s%s", p.Pkg, be.Hint, strings.TrimRight(be.Output, "\n"))
@@ -309,14 +312,8 @@ func Derive(ctx context.Context, p Package, progress func(string)) ([]Derived, e
 	if err != nil {
 		return nil, err
 	}
-	defer s.Close()
-	r := s.Run(ctx, 1, engine.RunOptions{Trace: true})
 	decls := map[string]simdecl.Test{}
-	for _, line := range r.Trace {
-		_, js, ok := strings.Cut(line, "| "+simdecl.Marker)
-		if !ok {
-			continue
-		}
+	for _, js := range desc.Decls {
 		var t simdecl.Test
 		if err := json.Unmarshal([]byte(js), &t); err != nil {
 			return nil, fmt.Errorf("%s: the test binary's declaration does not parse: %v", p.Pkg, err)
@@ -333,8 +330,8 @@ func Derive(ctx context.Context, p Package, progress func(string)) ([]Derived, e
 				}
 			}
 			why := "it did not reach simtest.Run"
-			if r.Failure != nil {
-				why = r.Failure.Reason
+			if desc.Failure != "" {
+				why = desc.Failure
 			}
 			return nil, usagef("%s: %s: the test binary did not describe it: %s", p.Pkg, name, why)
 		}
@@ -357,9 +354,72 @@ func Derive(ctx context.Context, p Package, progress func(string)) ([]Derived, e
 		if err := cli.WriteTestRef(path, ref); err != nil {
 			return nil, err
 		}
-		out = append(out, Derived{Ref: ref, Path: path})
+		out = append(out, Derived{Ref: ref, Path: path, Kept: desc.kept})
 	}
 	return out, nil
+}
+
+// description is what one describe run of a test binary said: each declaration line
+// (simdecl.Marker's JSON) and the run's failure, if it had one.
+type description struct {
+	Key     string   `json:"key"`
+	Decls   []string `json:"decls"`
+	Failure string   `json:"failure,omitempty"`
+	kept    bool
+}
+
+// describeTests runs the describe config at dpath once, or reads what the same run
+// said before: a run is deterministic, so a description kept under the key of its
+// build (the config, the test binary's wasm, seedfall and Go) is the one a new run
+// would print. Knowing the build needs the build alone; only a new one is compiled.
+func describeTests(ctx context.Context, dpath string, cfg *engine.Config) (*description, error) {
+	built, err := engine.Prepare(ctx, cfg, engine.PrepareOptions{BuildOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	built.Close()
+	data, err := os.ReadFile(dpath)
+	if err != nil {
+		return nil, err
+	}
+	prov, err := json.Marshal(built.Provenance(""))
+	if err != nil {
+		return nil, err
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%d\n", len(data))
+	h.Write(data)
+	h.Write(prov)
+	key := hex.EncodeToString(h.Sum(nil))
+	kept := dpath + ".out"
+	var d description
+	if old, err := os.ReadFile(kept); err == nil && json.Unmarshal(old, &d) == nil && d.Key == key {
+		d.kept = true
+		return &d, nil
+	}
+	s, err := engine.Prepare(ctx, cfg, engine.PrepareOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	r := s.Run(ctx, 1, engine.RunOptions{Trace: true})
+	d = description{Key: key}
+	for _, line := range r.Trace {
+		if _, js, ok := strings.Cut(line, "| "+simdecl.Marker); ok {
+			d.Decls = append(d.Decls, js)
+		}
+	}
+	if r.Failure != nil {
+		d.Failure = r.Failure.Reason
+	}
+	if r.Error != "" || ctx.Err() != nil {
+		// The run itself went wrong, or was stopped: what it said is used once, not kept.
+		return &d, nil
+	}
+	if err := writeJSON(kept, d); err != nil {
+		return nil, err
+	}
+	return &d, nil
 }
 
 // instance is a config node that is an instance of the test binary in role.
