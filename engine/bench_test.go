@@ -84,6 +84,14 @@ func BenchmarkHelloRun(b *testing.B) {
 	benchRuns(b, "testdata/hello/seedfall.json", RunOptions{})
 }
 
+// BenchmarkHelloTestRun is BenchmarkHelloRun's guest as a Go test binary: next to
+// BenchmarkHelloRun, what the testing package's start adds to every incarnation of a
+// simulation test's node (issue 61: `seedfall test` against the JSON harness). Run both
+// in one go for the difference: -bench 'HelloRun$|HelloTestRun' -count 10.
+func BenchmarkHelloTestRun(b *testing.B) {
+	benchRuns(b, "testdata/hellotest/seedfall.json", RunOptions{})
+}
+
 // BenchmarkHelloRunPlain is BenchmarkHelloRun on wazero's plain instantiate path.
 func BenchmarkHelloRunPlain(b *testing.B) {
 	benchRunsPath(b, "testdata/hello/seedfall.json", RunOptions{}, true)
