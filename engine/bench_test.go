@@ -64,6 +64,7 @@ func benchRunsPath(b *testing.B, path string, opt RunOptions, plain bool) {
 	s := benchSimPath(b, path, plain)
 	b.ResetTimer()
 	var calls, switches, incs int64
+	cpu0, cpuOK := processCPU()
 	for i := 0; i < b.N; i++ {
 		r := s.Run(context.Background(), uint64(i+1), opt)
 		if r.Verdict != VerdictPass {
@@ -76,6 +77,9 @@ func benchRunsPath(b *testing.B, path string, opt RunOptions, plain bool) {
 	b.ReportMetric(float64(calls)/float64(b.N), "hostcalls/run")
 	b.ReportMetric(float64(switches)/float64(b.N), "switches/run")
 	b.ReportMetric(float64(incs)/float64(b.N), "incarnations/run")
+	if cpu1, ok := processCPU(); ok && cpuOK {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/run")
+	}
 }
 
 // BenchmarkHelloRun is the engine's floor: one incarnation that starts the Go runtime,
